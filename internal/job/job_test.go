@@ -536,8 +536,9 @@ func TestOpenMPIPKey(t *testing.T) {
 	}
 }
 
-// perftest: --pkey_index, default 0; beyond the table it becomes 0
-// (perftest_parameters.c ctx_chk_pkey_index).
+// perftest: --pkey_index, default 0; above the device's max_pkeys-1 it becomes 0
+// (perftest_parameters.c ctx_chk_pkey_index), which on InfiniBand is the table's last
+// index; otherwise ibv_modify_qp gets it as a uint16_t (perftestPick).
 func TestPerftest(t *testing.T) {
 	a := ParsePerftestArgs("ib_send_bw -d mlx5_1 -i 2 --pkey_index=3 peer")
 	if a.Device != "mlx5_1" || a.Port != 2 || a.PKeyIdx != 3 || !a.Given || a.BadValue != "" {
@@ -593,11 +594,36 @@ func TestPerftest(t *testing.T) {
 		{"index 1", pf("ib_send_bw --pkey_index=1"), tbl, Uses, 1, 0x8001, ""},
 		{"beyond the table becomes 0", pf("ib_send_bw --pkey_index=7"), tbl, Uses, 0, 0xffff, "Changing to 0"},
 		{"hole", pf("ib_send_bw --pkey_index=2"), tbl, EmptyEntry, 2, 0, "empty"},
-		{"negative", pf("ib_send_bw --pkey_index=-1"), tbl, Fails, -1, 0, "negative"},
+		// The kernel lab's rxe ran perftest with --pkey_index=-1 (index 65535): what an
+		// index beyond the table does is the driver's (perftestPick).
+		{"negative", pf("ib_send_bw --pkey_index=-1"), tbl, NotChecked, 65535, 0, "negative"},
+		{"negative, 16 bits in the table", pf("ib_send_bw --pkey_index=-65535"), tbl, Uses, 1, 0x8001, "gets index 1"},
+		{"INT_MIN is index 0", pf("ib_send_bw --pkey_index=2147483648"), tbl, Uses, 0, 0xffff, "negative"},
 		{"rdma_cm chooses the P_Key", pf("ib_send_bw -R --pkey_index=1"), tbl, NotChecked, -1, 0, "rdma_cm"},
 		{"--rd is --rdma_cm", pf("ib_send_bw --rd"), tbl, NotChecked, -1, 0, "rdma_cm"},
 		{"-z only exchanges over rdma_cm", pf("ib_send_bw -z --pkey_index=1"), tbl, Uses, 1, 0x8001, ""},
 	})
+	// RoCE: max_pkeys is not the table's size (rxe: 64, one entry), so only 65535 and
+	// above are known to become 0; below, rxe's ibv_modify_qp takes the index (the
+	// kernel lab: TestPerftestOnKernel).
+	for _, c := range []struct {
+		line    string
+		outcome Outcome
+		index   int
+	}{
+		{"ib_send_bw --pkey_index=1", NotChecked, -1},
+		{"ib_send_bw --pkey_index=65534", NotChecked, -1},
+		{"ib_send_bw --pkey_index=65535", Uses, 0},
+		{"ib_send_bw --pkey_index=70000", Uses, 0},
+		{"ib_send_bw --pkey_index=-1", NotChecked, 65535},
+		{"ib_send_bw --pkey_index=-65536", Uses, 0},
+	} {
+		p := port("", "rxe0", 1, 0xffff)
+		p.LinkLayer = "Ethernet"
+		if pk, _ := pickOn(t, &Perftest, pf(c.line), p); pk.Outcome != c.outcome || pk.Index != c.index {
+			t.Errorf("RoCE, %s: %s index %d (%s), want %s index %d", c.line, pk.Outcome, pk.Index, pk.Problem, c.outcome, c.index)
+		}
+	}
 	if r := Resolve([]*Library{&Perftest}, pf("ib_send_bw -aR"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]; r.Verdict != Incomplete {
 		t.Errorf("perftest -R: %s, want incomplete", r.Verdict)
 	}

@@ -14,9 +14,10 @@ import (
 //     int"); an empty value has nothing after it and reads 0.
 //   - -i/--ib-port is CHECK_VALUE with type uint8_t ((uint8_t)strtol: 257 is port 1),
 //     refused below MIN_IB_PORT 1 ("IB Port can't be less than 1").
-//   - ctx_chk_pkey_index: an index above max_pkeys-1 is changed to 0 with a warning
-//     ("Changing to 0"); it is applied only when the index is > 0, so a negative index
-//     reaches ibv_modify_qp unchanged (as a 16-bit value) and fails there.
+//   - ctx_chk_pkey_index: an index above the device's max_pkeys-1 is changed to 0
+//     with a warning ("Changing to 0"); it is applied only when the index is > 0, so
+//     a negative index reaches ibv_modify_qp unchanged, as a 16-bit value
+//     (perftestPick).
 //   - With -R/--rdma_cm the QPs are connected by rdma_cm (perftest_resources.c
 //     ctx_init: modify_qp_to_init only when work_rdma_cm is OFF), which takes the
 //     P_Key from the resolved route: --pkey_index is not used there.
@@ -201,19 +202,48 @@ func (a PerftestArgs) device(host []*Port, others ...string) string {
 	return slices.Min(others)
 }
 
+// perftestPick is the entry perftest's QPs take on p with --pkey_index idx. Two
+// steps decide it: ctx_chk_pkey_index changes an index above the device's max_pkeys-1
+// (ibv_query_device) to 0, and only an index > 0; then ctx_modify_qp_to_init puts the
+// int in ibv_qp_attr.pkey_index, a uint16_t (-1 is 65535, -2147483648 is 0).
+//
+// max_pkeys is not read here. On an InfiniBand port it is the table's size (mlx5
+// mlx5_query_max_pkeys: NodeInfo PartitionCap, the P_Key table's size, or
+// pkey_table_size; mlx5 get_port_caps sets the port's pkey_tbl_len from it). On RoCE
+// it is not: the kernel lab's rxe (Linux 6.1) has max_pkeys 64 and a 1-entry table,
+// and ibv_device_attr.max_pkeys is a uint16_t, so only an index of 65535 or more is
+// known to become 0 there. An index beyond the table that reaches ibv_modify_qp is
+// the driver's to refuse or not (Debian's kernel has no CONFIG_SECURITY_INFINIBAND,
+// whose check would refuse it): rxe accepts every index up to 65535 and sends its
+// one key, 0xffff (the kernel lab ran perftest with 1, 63 and -1 there: exit 0).
 func perftestPick(idx int, p *Port) Pick {
 	if p.Table == nil {
 		return Pick{Outcome: NotChecked, Index: idx, Problem: p.NoTable}
 	}
-	if idx > 0 && idx > len(p.Table)-1 {
+	n := len(p.Table)
+	ib := p.Fabric || p.LinkLayer == "InfiniBand"
+	if idx > 0 && idx >= n && (ib || idx >= 0xffff) {
+		why := fmt.Sprintf("beyond the table (max %d)", n-1)
+		if !ib {
+			why = "above 65534 (max_pkeys is a uint16_t)"
+		}
 		pk := usesIndex(p, 0, "perftest's")
-		pk.Notes = append(pk.Notes, fmt.Sprintf("--pkey_index=%d is beyond the table (max %d): perftest changes it to 0 (\"Changing to 0\")", idx, len(p.Table)-1))
+		pk.Notes = append(pk.Notes, fmt.Sprintf("--pkey_index=%d is %s: perftest changes it to 0 (\"Changing to 0\")", idx, why))
 		return pk
 	}
-	if idx < 0 {
-		return Pick{Outcome: Fails, Index: idx, Problem: fmt.Sprintf("--pkey_index=%d is negative: perftest passes it to ibv_modify_qp as %d, which fails", idx, uint16(idx))}
+	qp := int(uint16(idx)) // ibv_qp_attr.pkey_index
+	if qp < n {
+		pk := usesIndex(p, qp, "--pkey_index")
+		if idx < 0 {
+			pk.Notes = append(pk.Notes, fmt.Sprintf("--pkey_index=%d is negative: perftest skips its max_pkeys check and ibv_modify_qp gets index %d (a uint16_t)", idx, qp))
+		}
+		return pk
 	}
-	return usesIndex(p, idx, "--pkey_index")
+	if idx > 0 {
+		// 0 or idx: which one, max_pkeys says.
+		return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("--pkey_index=%d is beyond the %d-entry table: perftest changes it to 0 only above the device's max_pkeys-1 (not read here; rxe: 64 for 1 entry), else ibv_modify_qp gets index %d, which rxe accepts (it sends 0xffff) and another driver may refuse", idx, n, qp)}
+	}
+	return Pick{Outcome: NotChecked, Index: qp, Problem: fmt.Sprintf("--pkey_index=%d is negative: ibv_modify_qp gets index %d (a uint16_t), beyond the %d-entry table, which rxe accepts (it sends 0xffff) and another driver may refuse", idx, qp, n)}
 }
 
 // perftestAborts is where perftest exits before it makes a QP on host: the -d device

@@ -110,10 +110,12 @@ func build(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "save-sysfs"), script, 0o755); err != nil {
 		return err
 	}
-	cmd := exec.Command("gcc", "-O2", "-Wall", "-o", filepath.Join(dir, "qkeytraffic"),
-		filepath.Join(root, "internal", "kernellab", "testdata", "qkeytraffic.c"), "-libverbs")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("gcc qkeytraffic.c (needs libibverbs-dev): %v\n%s", err, out)
+	for _, c := range []string{"qkeytraffic", "pkeyindex"} {
+		cmd := exec.Command("gcc", "-O2", "-Wall", "-o", filepath.Join(dir, c),
+			filepath.Join(root, "internal", "kernellab", "testdata", c+".c"), "-libverbs")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("gcc %s.c (needs libibverbs-dev): %v\n%s", c, err, out)
+		}
 	}
 	return nil
 }
@@ -177,6 +179,11 @@ func plan(bin string) []Command {
 		{Name: "umad_root", Script: probe + " umad " + dev + " " + port, Timeout: 120 * time.Second},
 		{Name: "umad_nobody", Script: probe + " umad " + dev + " " + port, Nobody: true},
 	}
+	// perftest against ibkey job (perftest_kernel_test.go): it adds an address to
+	// dummy0 for rdma_cm and removes it.
+	cmds = append(cmds,
+		Command{Name: "pkeyindex", Script: bin + "/pkeyindex " + dev + " " + port + " " + pkeyIndexes},
+		Command{Name: "perftest_pkey", Script: perftestScript(ibkey), Timeout: 240 * time.Second})
 	// A pod's view (pod_kernel_test.go), last: the exclusive mode stays set.
 	return append(cmds, podPlan(ibkey)...)
 }

@@ -83,9 +83,10 @@ What each library does (from its own source; see docs/job.md):
                          it are skipped; InfiniBand ports only with
                          OMPI_MCA_btl_openib_allow_ib=1; with pml ucx,
                          UCX_IB_PKEY applies
-  perftest --pkey_index  an INDEX, default 0; beyond the table perftest uses 0;
-                         -O/--dualport: ports 1 and 2; with -R (rdma_cm) not
-                         used: not checked
+  perftest --pkey_index  an INDEX, default 0; beyond the table perftest uses 0
+                         on InfiniBand (on RoCE only from 65535: not checked
+                         below); negative: its uint16_t; -O/--dualport: ports
+                         1 and 2; with -R (rdma_cm) not used: not checked
 Libraries checked: --lib, else those whose settings are given, else all but
 perftest.
 
