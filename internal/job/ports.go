@@ -86,7 +86,11 @@ func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, clo
 	}
 	for _, v := range views {
 		if _, ok := shut[v.Port.Device]; !ok {
-			ports = append(ports, PortFromView(label, v))
+			p := PortFromView(label, v)
+			if p.LinkLayer == "Ethernet" {
+				p.Driver, _ = query.DriverOf(h.Sys, p.Device)
+			}
+			ports = append(ports, p)
 		}
 	}
 	if len(ports) == 0 && len(unread) == 0 && len(closed) > 0 {

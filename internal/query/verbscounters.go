@@ -107,13 +107,13 @@ func LocalVerbs(h *Host) *VerbsCounters {
 	}
 	lib, err := OpenVerbs()
 	v := NewVerbsCounters(lib, err)
-	v.Driver = func(dev string) (string, bool) { return driverOf(h.Sys, dev) }
+	v.Driver = func(dev string) (string, bool) { return DriverOf(h.Sys, dev) }
 	return v
 }
 
-// driverOf names the driver of device dev, whose port is on an Ethernet link layer,
+// DriverOf names the driver of device dev, whose port is on an Ethernet link layer,
 // and whether its node type is RNIC (iWARP), as driverFrom says from what sysfs holds.
-func driverOf(sys *ibverbs.Sysfs, dev string) (driver string, rnic bool) {
+func DriverOf(sys *ibverbs.Sysfs, dev string) (driver string, rnic bool) {
 	var nt ibverbs.Opt[ibverbs.Enum]
 	if d, err := sys.Device(dev); err == nil {
 		nt = d.NodeType

@@ -358,11 +358,11 @@ func TestVerbsCountsByDriver(t *testing.T) {
 		{"../../testdata/sysfs/rxe", "rxe0", "rdma_rxe"},
 		{pci, "mlx5_0", "mlx5_core"},
 	} {
-		if d, rnic := driverOf(ibverbs.Open(c.root), c.dev); d != c.driver || rnic {
+		if d, rnic := DriverOf(ibverbs.Open(c.root), c.dev); d != c.driver || rnic {
 			t.Errorf("%s: driver %q (rnic %v), want %s", c.dev, d, rnic, c.driver)
 		}
 	}
-	if _, rnic := driverOf(ibverbs.Open(mlx5Fixture), "irdma0"); !rnic {
+	if _, rnic := DriverOf(ibverbs.Open(mlx5Fixture), "irdma0"); !rnic {
 		t.Error("irdma0 (node type 4: RNIC) is not iWARP")
 	}
 }
@@ -432,7 +432,7 @@ func TestEthernetWithoutVerbs(t *testing.T) {
 	}
 	fv.fail["irdma0"] = errors.New("permission denied")
 	v := NewVerbsCounters(fv, nil)
-	v.Driver = func(dev string) (string, bool) { return driverOf(host.Sys, dev) }
+	v.Driver = func(dev string) (string, bool) { return DriverOf(host.Sys, dev) }
 	p := Preferred{First: v, Then: src}
 	for _, c := range []struct {
 		dev, name string
