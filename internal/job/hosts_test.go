@@ -315,3 +315,37 @@ func TestHostPortsLeavesOutUnopenable(t *testing.T) {
 		t.Errorf("saved tree: %d ports, closed %q, %v", len(ports), closed, err)
 	}
 }
+
+// An index beyond a RoCE port's table reaches ibv_modify_qp, and the driver decides:
+// the kernel lab's rdma_rxe takes any index and sends 0xffff (testdata/sysfs/rxe is
+// that device's tree), mlx5 checks the device's max_pkeys, which sysfs does not show
+// (the mlx5 fixture's RoCE port): not checked. On InfiniBand it fails.
+func TestIndexBeyondRoCETable(t *testing.T) {
+	pick := func(tree, label string) job.Pick {
+		t.Helper()
+		ports, _, _, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(tree)}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range job.Resolve([]*job.Library{&job.NCCL}, job.Inputs{Env: job.Env{"NCCL_IB_PKEY": "200"}}, ports)[0].Ports {
+			if pr.Port.Label() == label {
+				return pr.Pick
+			}
+		}
+		t.Fatalf("%s: no port %s", tree, label)
+		return job.Pick{}
+	}
+	if p := pick("../../testdata/sysfs/rxe", "rxe0/1"); p.Outcome != job.Uses || p.PKey != check.PKey(0xffff) || p.Index != 200 || len(p.Notes) == 0 || !strings.Contains(p.Notes[0], "rdma_rxe takes any index") {
+		t.Errorf("rxe0/1: %+v", p)
+	}
+	sys := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(sys, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	if p := pick(sys, "mlx5_2/1"); p.Outcome != job.NotChecked || !strings.Contains(p.Problem, "on RoCE the driver decides") {
+		t.Errorf("mlx5_2/1 (RoCE): %+v", p)
+	}
+	if p := pick(sys, "mlx5_0/1"); p.Outcome != job.Fails {
+		t.Errorf("mlx5_0/1 (InfiniBand: 128 entries): %+v", p)
+	}
+}
