@@ -594,9 +594,9 @@ func TestPerftest(t *testing.T) {
 		{"index 1", pf("ib_send_bw --pkey_index=1"), tbl, Uses, 1, 0x8001, ""},
 		{"beyond the table becomes 0", pf("ib_send_bw --pkey_index=7"), tbl, Uses, 0, 0xffff, "Changing to 0"},
 		{"hole", pf("ib_send_bw --pkey_index=2"), tbl, EmptyEntry, 2, 0, "empty"},
-		// The kernel lab's rxe ran perftest with --pkey_index=-1 (index 65535): what an
-		// index beyond the table does is the driver's (perftestPick).
-		{"negative", pf("ib_send_bw --pkey_index=-1"), tbl, NotChecked, 65535, 0, "negative"},
+		// A negative index reaches ibv_modify_qp as its uint16_t: beyond an InfiniBand
+		// table the driver refuses it (usesIndex); on RoCE see below.
+		{"negative", pf("ib_send_bw --pkey_index=-1"), tbl, Fails, 65535, 0, "outside"},
 		{"negative, 16 bits in the table", pf("ib_send_bw --pkey_index=-65535"), tbl, Uses, 1, 0x8001, "gets index 1"},
 		{"INT_MIN is index 0", pf("ib_send_bw --pkey_index=2147483648"), tbl, Uses, 0, 0xffff, "negative"},
 		{"rdma_cm chooses the P_Key", pf("ib_send_bw -R --pkey_index=1"), tbl, NotChecked, -1, 0, "rdma_cm"},
@@ -618,10 +618,29 @@ func TestPerftest(t *testing.T) {
 		{"ib_send_bw --pkey_index=-1", NotChecked, 65535},
 		{"ib_send_bw --pkey_index=-65536", Uses, 0},
 	} {
-		p := port("", "rxe0", 1, 0xffff)
+		p := port("", "roce0", 1, 0xffff)
 		p.LinkLayer = "Ethernet"
 		if pk, _ := pickOn(t, &Perftest, pf(c.line), p); pk.Outcome != c.outcome || pk.Index != c.index {
 			t.Errorf("RoCE, %s: %s index %d (%s), want %s index %d", c.line, pk.Outcome, pk.Index, pk.Problem, c.outcome, c.index)
+		}
+	}
+	// rdma_rxe: max_pkeys 64 (rxe_param.h), and its ibv_modify_qp takes any index and
+	// sends 0xffff (the kernel lab: TestPerftestOnKernel, TestPKeyIndexOnKernel).
+	for _, c := range []struct {
+		line  string
+		index int
+		note  string
+	}{
+		{"ib_send_bw --pkey_index=1", 1, "rdma_rxe takes any index"},
+		{"ib_send_bw --pkey_index=63", 63, "rdma_rxe takes any index"},
+		{"ib_send_bw --pkey_index=64", 0, "above rdma_rxe's max_pkeys-1 (63)"},
+		{"ib_send_bw --pkey_index=-1", 65535, "rdma_rxe takes any index"},
+	} {
+		p := port("", "rxe0", 1, 0xffff)
+		p.LinkLayer, p.Driver = "Ethernet", "rdma_rxe"
+		pk, _ := pickOn(t, &Perftest, pf(c.line), p)
+		if pk.Outcome != Uses || pk.Index != c.index || pk.PKey != 0xffff || !strings.Contains(strings.Join(pk.Notes, "; "), c.note) {
+			t.Errorf("rdma_rxe, %s: %s index %d %s %q, want uses index %d 0xffff (%s)", c.line, pk.Outcome, pk.Index, pk.PKey, pk.Notes, c.index, c.note)
 		}
 	}
 	if r := Resolve([]*Library{&Perftest}, pf("ib_send_bw -aR"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]; r.Verdict != Incomplete {

@@ -205,46 +205,57 @@ func (a PerftestArgs) device(host []*Port, others ...string) string {
 // perftestPick is the entry perftest's QPs take on p with --pkey_index idx. Two
 // steps decide it: ctx_chk_pkey_index changes an index above the device's max_pkeys-1
 // (ibv_query_device) to 0, and only an index > 0; then ctx_modify_qp_to_init puts the
-// int in ibv_qp_attr.pkey_index, a uint16_t (-1 is 65535, -2147483648 is 0).
+// int in ibv_qp_attr.pkey_index, a uint16_t (-1 is 65535, -2147483648 is 0), and what
+// an index beyond the table does there is usesIndex's rule (InfiniBand drivers refuse
+// it; on RoCE, the driver's).
 //
 // max_pkeys is not read here. On an InfiniBand port it is the table's size (mlx5
 // mlx5_query_max_pkeys: NodeInfo PartitionCap, the P_Key table's size, or
 // pkey_table_size; mlx5 get_port_caps sets the port's pkey_tbl_len from it). On RoCE
-// it is not: the kernel lab's rxe (Linux 6.1) has max_pkeys 64 and a 1-entry table,
-// and ibv_device_attr.max_pkeys is a uint16_t, so only an index of 65535 or more is
-// known to become 0 there. An index beyond the table that reaches ibv_modify_qp is
-// the driver's to refuse or not (Debian's kernel has no CONFIG_SECURITY_INFINIBAND,
-// whose check would refuse it): rxe accepts every index up to 65535 and sends its
-// one key, 0xffff (the kernel lab ran perftest with 1, 63 and -1 there: exit 0).
+// it is not: rdma_rxe's is 64 for a 1-entry table (rxe_param.h RXE_MAX_PKEYS; the
+// kernel lab, Linux 6.1), and another driver's is not known, except that
+// ibv_device_attr.max_pkeys is a uint16_t: only an index of 65535 or more is known to
+// become 0 there.
 func perftestPick(idx int, p *Port) Pick {
 	if p.Table == nil {
 		return Pick{Outcome: NotChecked, Index: idx, Problem: p.NoTable}
 	}
 	n := len(p.Table)
 	ib := p.Fabric || p.LinkLayer == "InfiniBand"
-	if idx > 0 && idx >= n && (ib || idx >= 0xffff) {
+	maxPKeys, known := 0xffff, false
+	switch {
+	case ib:
+		maxPKeys, known = n, true
+	case p.Driver == "rdma_rxe":
+		maxPKeys, known = rxeMaxPKeys, true
+	}
+	if idx > 0 && idx >= maxPKeys {
 		why := fmt.Sprintf("beyond the table (max %d)", n-1)
-		if !ib {
+		switch {
+		case !known:
 			why = "above 65534 (max_pkeys is a uint16_t)"
+		case !ib:
+			why = fmt.Sprintf("above rdma_rxe's max_pkeys-1 (%d)", maxPKeys-1)
 		}
 		pk := usesIndex(p, 0, "perftest's")
 		pk.Notes = append(pk.Notes, fmt.Sprintf("--pkey_index=%d is %s: perftest changes it to 0 (\"Changing to 0\")", idx, why))
 		return pk
 	}
 	qp := int(uint16(idx)) // ibv_qp_attr.pkey_index
-	if qp < n {
-		pk := usesIndex(p, qp, "--pkey_index")
-		if idx < 0 {
-			pk.Notes = append(pk.Notes, fmt.Sprintf("--pkey_index=%d is negative: perftest skips its max_pkeys check and ibv_modify_qp gets index %d (a uint16_t)", idx, qp))
-		}
-		return pk
-	}
-	if idx > 0 {
+	if idx > 0 && qp >= n && !known {
 		// 0 or idx: which one, max_pkeys says.
-		return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("--pkey_index=%d is beyond the %d-entry table: perftest changes it to 0 only above the device's max_pkeys-1 (not read here; rxe: 64 for 1 entry), else ibv_modify_qp gets index %d, which rxe accepts (it sends 0xffff) and another driver may refuse", idx, n, qp)}
+		return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("--pkey_index=%d is beyond the %d-entry table: perftest changes it to 0 only above the device's max_pkeys-1 (not read here; rdma_rxe: 64 for 1 entry), else ibv_modify_qp gets index %d, which rdma_rxe accepts (it sends 0xffff) and another driver may refuse", idx, n, qp)}
 	}
-	return Pick{Outcome: NotChecked, Index: qp, Problem: fmt.Sprintf("--pkey_index=%d is negative: ibv_modify_qp gets index %d (a uint16_t), beyond the %d-entry table, which rxe accepts (it sends 0xffff) and another driver may refuse", idx, qp, n)}
+	pk := usesIndex(p, qp, "--pkey_index")
+	if idx < 0 {
+		pk.Notes = append(pk.Notes, fmt.Sprintf("--pkey_index=%d is negative: perftest skips its max_pkeys check and ibv_modify_qp gets index %d (a uint16_t)", idx, qp))
+	}
+	return pk
 }
+
+// rxeMaxPKeys is rdma_rxe's ibv_device_attr.max_pkeys (rxe_param.h RXE_MAX_PKEYS; 64
+// in the kernel lab's Linux 6.1), whatever its table holds (one entry).
+const rxeMaxPKeys = 64
 
 // perftestAborts is where perftest exits before it makes a QP on host: the -d device
 // is not in ibv_get_device_list ("IB device %s not found", ctx_find_dev in

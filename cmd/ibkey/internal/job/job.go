@@ -84,9 +84,10 @@ What each library does (from its own source; see docs/job.md):
                          OMPI_MCA_btl_openib_allow_ib=1; with pml ucx,
                          UCX_IB_PKEY applies
   perftest --pkey_index  an INDEX, default 0; beyond the table perftest uses 0
-                         on InfiniBand (on RoCE only from 65535: not checked
-                         below); negative: its uint16_t; -O/--dualport: ports
-                         1 and 2; with -R (rdma_cm) not used: not checked
+                         on InfiniBand (on RoCE from max_pkeys: rdma_rxe's 64,
+                         another driver's not known: not checked below 65535);
+                         negative: its uint16_t; -O/--dualport: ports 1 and 2;
+                         with -R (rdma_cm) not used: not checked
 Libraries checked: --lib, else those whose settings are given, else all but
 perftest.
 
