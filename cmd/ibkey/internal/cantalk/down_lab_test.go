@@ -1,18 +1,12 @@
 package cantalk
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ibkey/ibkey/internal/fabric"
-	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
-	"github.com/ibkey/ibkey/internal/query"
 )
 
 // TestLabCanTalkSADownPort (wave 19): HcaD's link goes down after a sweep was saved.
@@ -30,23 +24,7 @@ func TestLabCanTalkSADownPort(t *testing.T) {
 	}
 	l := lab.StartPartconf(t)
 	d := l.StartOpenSMDaemon(t, saLabConf)
-	tr, err := mad.DialIbsim(context.Background(), mad.IbsimOptions{SockName: l.SockName, Node: "HcaA"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	swept, err := query.Sweep(context.Background(), tr, query.SweepOptions{})
-	tr.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := fabric.EncodeFabric(&b, swept); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "before.json")
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file, _ := savedSweep(t, l, "before.json", nil)
 	l.MustConsole(`Unlink "HcaD"[1]`)
 	from := d.LogSize()
 	if err := d.Resweep(30 * time.Second); err != nil {

@@ -312,39 +312,24 @@ func TestLabCanTalkSAFabricFile(t *testing.T) {
 	}
 	l := lab.StartPartconf(t)
 	l.StartOpenSMDaemon(t, saLabConf)
-	tr, err := mad.DialIbsim(context.Background(), mad.IbsimOptions{SockName: l.SockName, Node: "HcaA"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	swept, err := query.Sweep(context.Background(), tr, query.SweepOptions{})
-	tr.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hcaC *fabric.Port
-	for _, n := range swept.Nodes {
-		for _, p := range n.Ports {
-			if n.Description == "HcaC" && p.LID == 4 && p.PKeys != nil {
-				hcaC = p
+	file, swept := savedSweep(t, l, "older.json", func(swept *fabric.Fabric) {
+		var hcaC *fabric.Port
+		for _, n := range swept.Nodes {
+			for _, p := range n.Ports {
+				if n.Description == "HcaC" && p.LID == 4 && p.PKeys != nil {
+					hcaC = p
+				}
 			}
 		}
-	}
-	if hcaC == nil {
-		t.Fatal("no HcaC with LID 4 and its table in the sweep")
-	}
-	i := slices.Index(hcaC.PKeys, 0)
-	if i < 0 {
-		t.Fatal("HcaC's table has no empty entry")
-	}
-	hcaC.PKeys[i] = 0x0003
-	var b strings.Builder
-	if err := fabric.EncodeFabric(&b, swept); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "older.json")
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		if hcaC == nil {
+			t.Fatal("no HcaC with LID 4 and its table in the sweep")
+		}
+		i := slices.Index(hcaC.PKeys, 0)
+		if i < 0 {
+			t.Fatal("HcaC's table has no empty entry")
+		}
+		hcaC.PKeys[i] = 0x0003
+	})
 	r := runIbkey(t, "can-talk", "--fabric-file", file, "lid=3,pkey=0x8003", "lid=4,pkey=0x0003", "--sa", "-o", "json", "--ibsim="+l.SockName, "--sim-node", "HcaA")
 	var doc saDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
@@ -425,4 +410,31 @@ func TestLabCanTalkSARequesters(t *testing.T) {
 	if compared == 0 || notCompared == 0 {
 		t.Fatalf("%d answers compared, %d refusals of the asker: the test needs both", compared, notCompared)
 	}
+}
+
+// savedSweep sweeps l's fabric from HcaA, lets edit change the result (nil: as swept)
+// and saves it as a fabric file named name: its path and the sweep.
+func savedSweep(t *testing.T, l *lab.Lab, name string, edit func(*fabric.Fabric)) (string, *fabric.Fabric) {
+	t.Helper()
+	tr, err := mad.DialIbsim(context.Background(), mad.IbsimOptions{SockName: l.SockName, Node: "HcaA"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	swept, err := query.Sweep(context.Background(), tr, query.SweepOptions{})
+	tr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(swept)
+	}
+	var b strings.Builder
+	if err := fabric.EncodeFabric(&b, swept); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file, swept
 }

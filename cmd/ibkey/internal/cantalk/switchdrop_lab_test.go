@@ -1,17 +1,12 @@
 package cantalk
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
-	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
-	"github.com/ibkey/ibkey/internal/query"
 )
 
 // TestLabCanTalkSASwitchDrop (wave 19): a saved sweep where Sw1's port facing HcaD
@@ -27,40 +22,25 @@ func TestLabCanTalkSASwitchDrop(t *testing.T) {
 	}
 	l := lab.StartPartconf(t)
 	l.StartOpenSMDaemon(t, saLabConf)
-	tr, err := mad.DialIbsim(context.Background(), mad.IbsimOptions{SockName: l.SockName, Node: "HcaA"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	swept, err := query.Sweep(context.Background(), tr, query.SweepOptions{})
-	tr.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dropped := false
-	for _, n := range swept.Nodes {
-		for _, p := range n.Ports {
-			if n.Type != check.NodeSwitch || p.Num != 4 { // Sw1[4] faces HcaD
-				continue
-			}
-			for i := range p.PKeys {
-				if p.PKeys[i].Valid() && p.PKeys[i].Partition() == 0x0003 {
-					p.PKeys[i], dropped = 0, true
+	file, _ := savedSweep(t, l, "enforcing.json", func(swept *fabric.Fabric) {
+		dropped := false
+		for _, n := range swept.Nodes {
+			for _, p := range n.Ports {
+				if n.Type != check.NodeSwitch || p.Num != 4 { // Sw1[4] faces HcaD
+					continue
 				}
+				for i := range p.PKeys {
+					if p.PKeys[i].Valid() && p.PKeys[i].Partition() == 0x0003 {
+						p.PKeys[i], dropped = 0, true
+					}
+				}
+				p.Enforcement = &check.Enforcement{Inbound: true, Outbound: true}
 			}
-			p.Enforcement = &check.Enforcement{Inbound: true, Outbound: true}
 		}
-	}
-	if !dropped {
-		t.Fatal("Sw1[4] holds no key of partition 0x0003")
-	}
-	var b strings.Builder
-	if err := fabric.EncodeFabric(&b, swept); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "enforcing.json")
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		if !dropped {
+			t.Fatal("Sw1[4] holds no key of partition 0x0003")
+		}
+	})
 	r := runIbkey(t, "can-talk", "--fabric-file", file, "lid=3,pkey=0x8003", "lid=5,pkey=0x0003", "--sa", "--ibsim="+l.SockName, "--sim-node", "HcaA")
 	text := strings.Join(strings.Fields(r.Stdout), " ")
 	if r.Code != 1 || !strings.HasPrefix(r.Stdout, "NO: ") || !strings.Contains(text, "it drops that partition's packets") ||
