@@ -310,9 +310,10 @@ var OpenMPI = Library{
 		fixed := false
 		pmlChoice := "" // a PML list that leaves Open MPI a choice: said if openib would be used
 		if pml, ok := ompiGet(in, "OMPI_MCA_ompi_pml", "OMPI_MCA_pml"); ok {
+			bad := ompiNoSuchComponent(pml.Value)
 			switch picks, sure := ompiSelects(pml.Value, "ob1"); {
-			case ompiNoSuchComponent(pml.Value) != "":
-				s.Reject, fixed = fmt.Sprintf("Open MPI refuses %s: no PML is named %q (\"A requested component was not found\": MPI_Init fails)", pml, ompiNoSuchComponent(pml.Value)), pml.fixed(in)
+			case bad != "":
+				s.Reject, fixed = fmt.Sprintf("Open MPI refuses %s: no PML is named %q (\"A requested component was not found\": MPI_Init fails)", pml, bad), pml.fixed(in)
 			case !picks:
 				s.Inactive, fixed = fmt.Sprintf("%s: the openib BTL is not used (pml ob1 is not selected; with pml ucx, UCX_IB_PKEY applies: see UCX)", pml), pml.fixed(in)
 			case !sure:
@@ -327,15 +328,15 @@ var OpenMPI = Library{
 		// real Open MPI 4.1.4).
 		btl, hasBTL := ompiGet(in, "OMPI_MCA_opal_btl", "OMPI_MCA_btl")
 		btlRefused := false
+		btlPicks, _ := ompiSelects(btl.Value, "openib") // unset: every BTL
 		if hasBTL {
-			picks, _ := ompiSelects(btl.Value, "openib")
-			switch {
+			switch bad := ompiNoSuchComponent(btl.Value); {
 			case strings.Contains(strings.TrimLeft(btl.Value, "^"), "^"):
 				// mca_base_component_parse_requested: "framework-param:too-many-negates".
 				s.Inactive, s.Reject, fixed, btlRefused = "", fmt.Sprintf("Open MPI refuses %s: '^' may only start the list (MPI_Init fails)", btl), btl.fixed(in), true
-			case ompiNoSuchComponent(btl.Value) != "":
-				s.Inactive, s.Reject, fixed, btlRefused = "", fmt.Sprintf("Open MPI refuses %s: no BTL is named %q (\"A requested component was not found\": MPI_Init fails)", btl, ompiNoSuchComponent(btl.Value)), btl.fixed(in), true
-			case !picks && s.Inactive == "" && s.Reject == "":
+			case bad != "":
+				s.Inactive, s.Reject, fixed, btlRefused = "", fmt.Sprintf("Open MPI refuses %s: no BTL is named %q (\"A requested component was not found\": MPI_Init fails)", btl, bad), btl.fixed(in), true
+			case !btlPicks && s.Inactive == "" && s.Reject == "":
 				s.Inactive, fixed = fmt.Sprintf("%s: the openib BTL is not opened (Open MPI selects BTLs by this list)", btl), btl.fixed(in)
 			}
 		}
@@ -410,7 +411,8 @@ var OpenMPI = Library{
 			// found, or was unable to be opened"); any other leaves openib out (a real
 			// Open MPI 4.1.4).
 			const both = "btl_openib_if_include and btl_openib_if_exclude are both set: the openib BTL does not open (\"Two mutually-exclusive MCA variables were specified\")"
-			switch named := hasBTL && btl.Value != "" && btl.Value[0] != '^' && slices.Contains(strings.Split(btl.Value, ","), "openib"); {
+			// Named: an include list (not empty, not '^') that opens openib.
+			switch named := btlPicks && btl.Value != "" && btl.Value[0] != '^'; {
 			case named: // in the BTL framework's open, before the PML's
 				s.Inactive, s.Reject = "", fmt.Sprintf("Open MPI refuses its openib settings: %s, and %s names it (\"A requested component was not found, or was unable to be opened\": MPI_Init fails)", both, btl)
 			case s.Inactive == "" && s.Reject == "":
