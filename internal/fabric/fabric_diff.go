@@ -142,8 +142,10 @@ func diffPort(b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 	id := check.PortID{Node: n.GUID, Port: pa.Num}
 	fp := b.FindingPort(id)
 	name := b.Label(id)
-	add := func(kind, field, before, after, msg string) {
-		out = append(out, check.Finding{Severity: DiffSeverity, Rule: kind, Ports: []check.FindingPort{fp}, Field: field, Before: before, After: after, Message: msg})
+	// keys are the P_Keys a table finding is about (JSON "pkeys"): a script learns
+	// which key moved without parsing the message.
+	add := func(kind, field, before, after, msg string, keys ...check.PKey) {
+		out = append(out, check.Finding{Severity: DiffSeverity, Rule: kind, Ports: []check.FindingPort{fp}, PKeys: keys, Field: field, Before: before, After: after, Message: msg})
 	}
 	enf := func(e *check.Enforcement) string {
 		if e == nil {
@@ -241,7 +243,7 @@ func diffPort(b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 				where = fmt.Sprintf("at index %s (was %s at %s)", ints(ib[other]), k, ints(ia[k]))
 			}
 			add(ChangePKeyMembership, "pkeys", k.String(), other.String(), fmt.Sprintf("%s: partition %s: %s -> %s member (%s, %s)",
-				name, k.Partition(), k.Membership(), other.Membership(), other, where))
+				name, k.Partition(), k.Membership(), other.Membership(), other, where), k, other)
 		}
 	}
 	for _, k := range values {
@@ -251,11 +253,11 @@ func diffPort(b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		xa, xb := ia[k], ib[k]
 		switch {
 		case len(xb) == 0:
-			add(ChangePKeyRemoved, "pkeys", k.String(), "", fmt.Sprintf("%s: %s (%s member of %s) removed from index %s", name, k, k.Membership(), k.Partition(), ints(xa)))
+			add(ChangePKeyRemoved, "pkeys", k.String(), "", fmt.Sprintf("%s: %s (%s member of %s) removed from index %s", name, k, k.Membership(), k.Partition(), ints(xa)), k)
 		case len(xa) == 0:
-			add(ChangePKeyAdded, "pkeys", "", k.String(), fmt.Sprintf("%s: %s (%s member of %s) added at index %s", name, k, k.Membership(), k.Partition(), ints(xb)))
+			add(ChangePKeyAdded, "pkeys", "", k.String(), fmt.Sprintf("%s: %s (%s member of %s) added at index %s", name, k, k.Membership(), k.Partition(), ints(xb)), k)
 		case ints(xa) != ints(xb):
-			add(ChangePKeyMoved, "pkeys", ints(xa), ints(xb), fmt.Sprintf("%s: %s moved from index %s to %s (QPs holding the old index now use another entry)", name, k, ints(xa), ints(xb)))
+			add(ChangePKeyMoved, "pkeys", ints(xa), ints(xb), fmt.Sprintf("%s: %s moved from index %s to %s (QPs holding the old index now use another entry)", name, k, ints(xa), ints(xb)), k)
 		}
 	}
 	return out

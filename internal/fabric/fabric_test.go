@@ -3,6 +3,7 @@ package fabric
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -258,7 +259,11 @@ func TestDiff(t *testing.T) {
 	b.Normalize()
 	var got []string
 	for _, c := range Diff(a, b) {
-		got = append(got, c.Rule+" "+c.Message)
+		s := c.Rule + " " + c.Message
+		if c.PKeys != nil {
+			s += fmt.Sprintf(" %v", c.PKeys) // JSON "pkeys": the key, not only in the text
+		}
+		got = append(got, s)
 	}
 	want := []string{
 		`table-readable "S"[1]: P_Key table read before, not read now; its entries are not compared`,
@@ -266,8 +271,8 @@ func TestDiff(t *testing.T) {
 		`link-removed link "S"[3] - "T"[1] is gone`,
 		`node-removed switch "T" (0x0000000000000060) is gone`,
 		`node-added new switch "U" (0x0000000000000070)`,
-		`pkey-moved "HcaA"[1]: 0x8001 moved from index 1 to 3 (QPs holding the old index now use another entry)`,
-		`pkey-added "HcaB"[1]: 0x8002 (full member of 0x0002) added at index 2`,
+		`pkey-moved "HcaA"[1]: 0x8001 moved from index 1 to 3 (QPs holding the old index now use another entry) [0x8001]`,
+		`pkey-added "HcaB"[1]: 0x8002 (full member of 0x0002) added at index 2 [0x8002]`,
 		`port-changed "HcaB"[1]: state ACTIVE -> INIT`,
 	}
 	if !cmp.Equal(got, want) {

@@ -46,7 +46,7 @@ link it lacks is not reported gone or new), so changes there are not seen.
 
 JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a","b","same",
 "changes":[{"kind","ports":[{"node_guid","port","node_desc"}],
-"field"?,"before"?,"after"?,"message"}],"incomplete"?:[{"kind","message"}]}
+"field"?,"before"?,"after"?,"pkeys"?,"message"}],"incomplete"?:[{"kind","message"}]}
 (incomplete: what a partial side did not read, so was not compared, each message
 starting with that side's name; present whenever a side is partial: on exit 4, and
 on exit 1 beside the changes found; kind partial-sweep, unread-node or
@@ -129,6 +129,9 @@ func runDiff(o *DiffOptions) error {
 			js := make([]changeJSON, len(changes))
 			for i, c := range changes {
 				js[i] = changeJSON{Kind: c.Rule, Ports: c.Ports, Field: c.Field, Before: c.Before, After: c.After, Message: c.Message}
+				for _, k := range c.PKeys {
+					js[i].PKeys = append(js[i].PKeys, k.String())
+				}
 			}
 			// Incomplete: what either side did not read, so was not compared (exit
 			// 4, or 1 beside a definite change), each named by its side.
@@ -183,10 +186,13 @@ func runDiff(o *DiffOptions) error {
 // changeJSON is one change in `fabric diff -o json` (schemas/fabric-diff.schema.json):
 // a finding of fabric.Diff, its rule written as "kind".
 type changeJSON struct {
-	Kind    string              `json:"kind"`
-	Ports   []check.FindingPort `json:"ports"`
-	Field   string              `json:"field,omitempty"`
-	Before  string              `json:"before,omitempty"`
-	After   string              `json:"after,omitempty"`
-	Message string              `json:"message"`
+	Kind   string              `json:"kind"`
+	Ports  []check.FindingPort `json:"ports"`
+	Field  string              `json:"field,omitempty"`
+	Before string              `json:"before,omitempty"`
+	After  string              `json:"after,omitempty"`
+	// PKeys: the keys of a pkey-* change (a pkey-moved's before and after are
+	// indexes, so only here does JSON name the key that moved).
+	PKeys   []string `json:"pkeys,omitempty"`
+	Message string   `json:"message"`
 }
