@@ -44,12 +44,13 @@ const DiffSeverity = check.SeverityWarning
 func Diff(a, b *Fabric) []check.Finding {
 	var out []check.Finding
 	aMissed, bMissed := a.MissedLinks(), b.MissedLinks()
+	name := diffLabels(a, b)
 	label := func(id check.PortID) (check.FindingPort, string) {
 		f := b
 		if f.Node(id.Node) == nil {
 			f = a
 		}
-		return f.FindingPort(id), f.Label(id)
+		return f.FindingPort(id), name(f, id)
 	}
 	add := func(kind, field, before, after, msg string, ids ...check.PortID) {
 		c := check.Finding{Severity: DiffSeverity, Rule: kind, Field: field, Before: before, After: after, Message: msg}
@@ -87,7 +88,7 @@ func Diff(a, b *Fabric) []check.Finding {
 			if pb == nil {
 				continue
 			}
-			out = append(out, diffPort(b, na, pa, pb)...)
+			out = append(out, diffPort(b, na, pa, pb, name(b, check.PortID{Node: na.GUID, Port: pa.Num}))...)
 		}
 	}
 	for _, nb := range b.Nodes {
@@ -137,11 +138,33 @@ func linkGone(f *Fabric, l Link, missed bool) bool {
 	})
 }
 
-func diffPort(b *Fabric, n *Node, pa, pb *Port) []check.Finding {
+// diffLabels names ports as Label does, with the node GUID added where one
+// NodeDescription is held by more than one node in a and b together: a node replaced
+// by another of the same name, or cards left with the vendor's default description.
+// Two changes naming different nodes alike would otherwise read as one node's.
+func diffLabels(a, b *Fabric) func(*Fabric, check.PortID) string {
+	guids := map[string]map[check.GUID]bool{}
+	for _, f := range []*Fabric{a, b} {
+		for _, n := range f.Nodes {
+			if guids[n.Description] == nil {
+				guids[n.Description] = map[check.GUID]bool{}
+			}
+			guids[n.Description][n.GUID] = true
+		}
+	}
+	return func(f *Fabric, id check.PortID) string {
+		n := f.Node(id.Node)
+		if n == nil || n.Description == "" || len(guids[n.Description]) < 2 {
+			return f.Label(id)
+		}
+		return fmt.Sprintf("%s (node %s)", f.Label(id), id.Node)
+	}
+}
+
+func diffPort(b *Fabric, n *Node, pa, pb *Port, name string) []check.Finding {
 	var out []check.Finding
 	id := check.PortID{Node: n.GUID, Port: pa.Num}
 	fp := b.FindingPort(id)
-	name := b.Label(id)
 	// keys are the P_Keys a table finding is about (JSON "pkeys"): a script learns
 	// which key moved without parsing the message.
 	add := func(kind, field, before, after, msg string, keys ...check.PKey) {

@@ -280,6 +280,48 @@ func TestDiff(t *testing.T) {
 	}
 }
 
+// TestDiffSameName: a node replaced by another of the same NodeDescription (or two
+// cards left with the vendor's default one) is named with its GUID in every line, so
+// the link gone and the link new do not read alike.
+func TestDiffSameName(t *testing.T) {
+	a := testFabric()
+	b := testFabric()
+	b.Nodes = append(b.Nodes[:1], b.Nodes[2:]...) // T
+	b.Nodes = append(b.Nodes, &Node{GUID: 0x61, Type: check.NodeSwitch, Description: "T", NumPorts: 1, Ports: []*Port{{Num: 0}, {Num: 1, Peer: &check.PortID{Node: 0x50, Port: 3}}}})
+	b.Port(check.PortID{Node: 0x50, Port: 3}).Peer = &check.PortID{Node: 0x61, Port: 1}
+	b.Port(check.PortID{Node: 0xb0, Port: 1}).State = check.StateInit
+	b.Normalize()
+	var got []string
+	for _, c := range Diff(a, b) {
+		got = append(got, c.Rule+" "+c.Message)
+	}
+	want := []string{
+		`link-added new link "S"[3] - "T"[1] (node 0x0000000000000061)`,
+		`link-removed link "S"[3] - "T"[1] (node 0x0000000000000060) is gone`,
+		`node-removed switch "T" (0x0000000000000060) is gone`,
+		`node-added new switch "T" (0x0000000000000061)`,
+		`port-changed "HcaB"[1]: state ACTIVE -> INIT`,
+	}
+	if !cmp.Equal(got, want) {
+		t.Errorf("diff:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+	// Renamed alike: HcaB now carries HcaA's name, so both are named by GUID.
+	c := testFabric()
+	c.Node(0xb0).Description = "HcaA"
+	c.Port(check.PortID{Node: 0xb0, Port: 1}).State = check.StateInit
+	got = got[:0]
+	for _, d := range Diff(a, c) {
+		got = append(got, d.Message)
+	}
+	want = []string{
+		`node 0x00000000000000b0: node_desc "HcaB" -> "HcaA"`,
+		`"HcaA"[1] (node 0x00000000000000b0): state ACTIVE -> INIT`,
+	}
+	if !cmp.Equal(got, want) {
+		t.Errorf("renamed alike:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+}
+
 // TestDiffMembership (issue 25 item 11): a key replaced by its partition's other
 // membership is one change, at the same index or another; with both entries (-W)
 // before and one after, the one left is a removal.
