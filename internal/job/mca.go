@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 )
 
@@ -163,12 +164,7 @@ func (m *MCAFiles) readFile(fsys MCAFS, path string, list []MCAValue, override b
 }
 
 func indexMCA(list []MCAValue, name string) int {
-	for i, v := range list {
-		if v.Name == name {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(list, func(v MCAValue) bool { return v.Name == name })
 }
 
 // parseMCALine reads one line as the keyval lexer (opal/util/keyval/keyval_lex.l)
