@@ -29,7 +29,9 @@ import (
 //     excludes; names match exactly, a port of -1 or none matches every port), or,
 //     without a list, those NVSHMEM_HCA_PE_MAPPING names; both are parsed by
 //     nvshmemt_parse_hca_list (transport_common.cpp: name[:port[:count]] entries,
-//     atoi, at most MAX_NUM_HCAS 48); an empty list allows every port. Each PE then
+//     atoi, at most MAX_NUM_HCAS 48 entries in the list and MAX_NUM_PES_PER_NODE 32
+//     in the mapping; a name over 63 bytes overruns char name[64]); an empty list
+//     allows every port. Each PE then
 //     uses the NIC closest to its GPU, or one by NVSHMEM_ENABLE_NIC_PE_MAPPING; ibkey
 //     cannot see GPU placement, so every allowed ACTIVE port is a candidate.
 var NVSHMEM = Library{
@@ -69,10 +71,18 @@ var NVSHMEM = Library{
 			s.Assumptions = append(s.Assumptions, "NVSHMEM: NVSHMEM_IB_PKEY_INDEX is honoured (NVSHMEM 3.7.0 or later); older NVSHMEM always uses index 0")
 		}
 		s.Assumptions = append(s.Assumptions, "NVSHMEM: only the environment (and --env) is read; NVSHMEM releases that read /etc/nvshmem.conf, ~/.nvshmem.conf or NVSHMEM_CONF_FILE let those override it")
-		filter, name := parseNVSHMEMHCAs(env["NVSHMEM_HCA_LIST"]), "NVSHMEM_HCA_LIST="+env["NVSHMEM_HCA_LIST"]
+		filter, name := parseNVSHMEMHCAs(env["NVSHMEM_HCA_LIST"], nvshmemMaxHCAs), "NVSHMEM_HCA_LIST="+env["NVSHMEM_HCA_LIST"]
 		if len(filter.entries) == 0 {
-			filter, name = parseNVSHMEMHCAs(env["NVSHMEM_HCA_PE_MAPPING"]), "NVSHMEM_HCA_PE_MAPPING="+env["NVSHMEM_HCA_PE_MAPPING"]
+			filter, name = parseNVSHMEMHCAs(env["NVSHMEM_HCA_PE_MAPPING"], nvshmemMaxPEsPerNode), "NVSHMEM_HCA_PE_MAPPING="+env["NVSHMEM_HCA_PE_MAPPING"]
 			filter.not = false
+		}
+		// nvshmemt_parse_hca_list copies a name into char name[64] without a bound: a
+		// longer one writes over the entry's port and the next entries.
+		for _, e := range filter.entries {
+			if len(e.name) > 63 {
+				s.Unchecked = append(s.Unchecked, fmt.Sprintf("%s: the name %.20q... is %d bytes, more than NVSHMEM's 63-byte name buffer (nvshmemt_parse_hca_list writes past it), so which ports it allows is not known", name, e.name, len(e.name)))
+				break
+			}
 		}
 		s.Assumptions = append(s.Assumptions, "NVSHMEM: each PE uses the NIC closest to its GPU, which ibkey cannot see; every ACTIVE port is checked")
 		s.roce = true
@@ -101,16 +111,24 @@ func nvshmemPick(idx int, p *Port) Pick {
 	return usesIndex(p, idx, "NVSHMEM's")
 }
 
+// The most entries nvshmemt_parse_hca_list keeps: the transports (ibrc.cpp, ibgda.cpp,
+// ibdevx.cpp) pass MAX_NUM_HCAS for NVSHMEM_HCA_LIST and MAX_NUM_PES_PER_NODE for
+// NVSHMEM_HCA_PE_MAPPING.
+const (
+	nvshmemMaxHCAs       = 48
+	nvshmemMaxPEsPerNode = 32
+)
+
 // parseNVSHMEMHCAs is nvshmemt_parse_hca_list (src/modules/transport/common/
 // transport_common.cpp, NVSHMEM 3.4.5): after an optional '^', a name runs to ':', ','
 // or the end; ':' after a name gives its port (atoi, default -1) and a second ':' its
 // count; whatever else follows a number up to the next ':' or ',' is skipped; empty
-// names are dropped; at most MAX_NUM_HCAS (48) entries. Names match exactly.
-func parseNVSHMEMHCAs(s string) hcaFilter {
+// names are dropped; at most max entries. Names match exactly.
+func parseNVSHMEMHCAs(s string, max int) hcaFilter {
 	s, not := strings.CutPrefix(s, "^")
 	var out []hcaEntry
 	name, afterPort := "", false
-	for i := 0; i <= len(s) && len(out) < 48; i++ {
+	for i := 0; i <= len(s) && len(out) < max; i++ {
 		c := byte(0)
 		if i < len(s) {
 			c = s[i]
