@@ -57,7 +57,10 @@ var GASNet = Library{
 			s.Setting = fmt.Sprintf("GASNET_IBV_PKEY=%s: the first entry of partition %s, whatever its membership", v, key)
 		}
 		s.Assumptions = append(s.Assumptions, "GASNet: GASNET_IBV_PKEY is read as decimal or 0x hex; devices in name order; one HCA (the default build, without --enable-ibv-multirail)")
-		ports, hasPorts := gasnetEnv(env, "GASNET_IBV_PORTS")
+		// An empty GASNET_IBV_PORTS is its default (GASNETC_DEFAULT_IBV_PORTS "",
+		// gasnet_core.h): gasnetc_parse_ports makes no list, so no filter.
+		ports, _ := gasnetEnv(env, "GASNET_IBV_PORTS")
+		hasPorts := ports != ""
 		filter, perr := parseGASNetPorts(ports)
 		s.scope = firstOfOneHCA
 		s.allows = func(_ []*Port, dev string, num int) (bool, string) { return gasnetAllows(filter, hasPorts, dev, num) }

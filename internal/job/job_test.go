@@ -383,7 +383,8 @@ func TestGASNetPorts(t *testing.T) {
 	for _, c := range []struct {
 		ports, want string
 	}{
-		{"", "mlx5_0/2"},
+		{"(unset)", "mlx5_0/2"},
+		{"", "mlx5_0/2"}, // set and empty: GASNETC_DEFAULT_IBV_PORTS, no list
 		{"mlx5_1", "mlx5_1/1"},
 		{"mlx5_0:1,2", "mlx5_0/2"}, // port 1 is DOWN
 		{"mlx5_9", ""},
@@ -394,7 +395,7 @@ func TestGASNetPorts(t *testing.T) {
 		{"+", ""},
 	} {
 		in := env()
-		if c.ports != "" {
+		if c.ports != "(unset)" {
 			in.Env["GASNET_IBV_PORTS"] = c.ports
 		}
 		r := Resolve([]*Library{&GASNet}, in, host)[0]
