@@ -1,7 +1,6 @@
 package partconf
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"strconv"
@@ -12,10 +11,10 @@ import (
 )
 
 // OpenSM's own configuration file (opensm.conf, `opensm -F FILE`; `opensm -c FILE`
-// writes one with every default), as osm_subnet.c reads it (osm_subn_parse_conf_file):
-// per line of at most 1023 bytes, everything from '#' on is a comment, the first word
-// (split on space, tab, newline) is the option name, the rest of the line, trimmed, its
-// value; an unknown name is ignored. The options that decide what OpenSM programs into
+// writes one with every default), as osm_subnet.c reads it (osm_subn_parse_conf_file,
+// ParseOpenSMConf): per line of at most 1022 bytes, everything from '#' on is a
+// comment, the first word (split on space, tab, newline) is the option name, the rest
+// of the line, trimmed, its value; an unknown name is ignored. The options that decide what OpenSM programs into
 // P_Key tables:
 //
 //   - partition_config_file PATH (default /etc/opensm/partitions.conf; -P);
@@ -58,36 +57,46 @@ func (c *OpenSMConf) FabricModel(conf *Config, f *fabric.Fabric, opt Options) *M
 // about 40 KB.
 const MaxOpenSMConfSize = 4 << 20
 
-// ParseOpenSMConf reads an opensm.conf as osm_subnet.c does.
+// ParseOpenSMConf reads an opensm.conf as osm_subn_parse_conf_file (osm_subnet.c)
+// does: fgets(line, 1023) reads at most 1022 bytes, so a longer line is read as
+// several; each is a C string (it ends at a NUL); from '#' on it is a comment;
+// strtok_r(line, " \t\n") gives the name (a CR stays in it: "keep_pkey_indexes\r"
+// is no option OpenSM knows); clean_val gives the value: the rest, without
+// leading and trailing isspace, then one pair of matching quotes removed (a lone
+// quote is both ends: nothing is left).
 func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
 	c := &OpenSMConf{KeepPKeyIndexes: true, PartitionConfigFile: "/etc/opensm/partitions.conf"}
 	partEnforce, noEnforce := "both", false
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), len(data)+1)
-	lineNo := 0
-	for sc.Scan() {
-		lineNo++
-		line := sc.Text()
-		if len(line) > 1022 {
-			// fgets(line, 1023): the rest is read as a line of its own.
-			line = line[:1022]
+	lineNo := 1
+	for len(data) > 0 {
+		n := bytes.IndexByte(data, '\n') + 1
+		if n == 0 {
+			n = len(data)
 		}
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
+		n = min(n, 1022)
+		chunk := string(data[:n])
+		data = data[n:]
+		at := lineNo
+		if strings.HasSuffix(chunk, "\n") {
+			lineNo++
 		}
-		// strtok_r(line, " \t\n"): the key; clean_val: the rest, trimmed of
-		// whitespace, one pair of matching quotes removed.
-		rest := strings.TrimLeft(line, " \t")
+		if i := strings.IndexByte(chunk, 0); i >= 0 {
+			chunk = chunk[:i]
+		}
+		if i := strings.IndexByte(chunk, '#'); i >= 0 {
+			chunk = chunk[:i]
+		}
+		rest := strings.TrimLeft(chunk, " \t\n")
 		if rest == "" {
 			continue
 		}
 		key, val := rest, ""
-		if i := strings.IndexAny(rest, " \t"); i >= 0 {
+		if i := strings.IndexAny(rest, " \t\n"); i >= 0 {
 			key, val = rest[:i], rest[i+1:]
 		}
-		val = strings.TrimSpace(val)
-		if len(val) >= 2 && (val[0] == '"' && val[len(val)-1] == '"' || val[0] == '\'' && val[len(val)-1] == '\'') {
-			val = val[1 : len(val)-1]
+		val = strings.Trim(val, " \t\n\v\f\r")
+		if val != "" && (val[0] == '"' && val[len(val)-1] == '"' || val[0] == '\'' && val[len(val)-1] == '\'') {
+			val = val[1:max(1, len(val)-1)]
 		}
 		switch key {
 		case "part_enforce":
@@ -102,7 +111,7 @@ func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
 			c.PartitionConfigFile = val
 		}
 		if (key == "allow_both_pkeys" || key == "keep_pkey_indexes" || key == "no_partition_enforcement") && val != "TRUE" && val != "FALSE" {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s:%d: %s %s: OpenSM reads anything but TRUE as FALSE", name, lineNo, key, strconv.Quote(val)))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s:%d: %s %s: OpenSM reads anything but TRUE as FALSE", name, at, key, strconv.Quote(val)))
 		}
 	}
 	switch {

@@ -1,10 +1,14 @@
 package partconf
 
 import (
+	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,5 +69,103 @@ func TestOpenSMConfDefaultsMatchOpenSM(t *testing.T) {
 	}
 	if c.EnforceOff || c.AllowBoth || !c.KeepPKeyIndexes || c.PartitionConfigFile != "/etc/opensm/partitions.conf" || len(c.Warnings) > 0 {
 		t.Errorf("defaults: %+v", c)
+	}
+}
+
+// osmConfInputs are generated opensm.conf files: the options the partition manager
+// reads, an unknown one and look-alikes, values OpenSM takes and refuses (case,
+// quotes, a lone quote, text after a boolean, an empty value, a NUL), spaces and tabs
+// around them, the CR of a CRLF file (after a value, and after a name alone), comments
+// after values and in paths, duplicate options, and lines longer than OpenSM's
+// 1023-byte buffer.
+func osmConfInputs() []string {
+	rng := rand.New(rand.NewPCG(5, 2026))
+	pick := func(s ...string) string { return s[rng.IntN(len(s))] }
+	values := map[string][]string{
+		"part_enforce":             {"both", "in", "out", "off", "OFF", `"off"`, "'in'", "bogus", "", "off off", `"out`, `"`, "'"},
+		"no_partition_enforcement": {"TRUE", "FALSE", "true", "1", `"TRUE"`, "TRUE junk", ""},
+		"allow_both_pkeys":         {"TRUE", "FALSE", "true", "1", `'TRUE'`, "TRUE junk", ""},
+		"keep_pkey_indexes":        {"TRUE", "FALSE", "false", "0", `"FALSE"`, "FALSE x", ""},
+		"partition_config_file":    {"/x/p.conf", "/a b/c", "'/q r'", `"/s"`, "/with#hash", "", "/" + strings.Repeat("d", 1100), "/nul\x00/x", `"`},
+		"Part_enforce":             {"off"},
+		"#part_enforce":            {"off"},
+		"part_enforce_x":           {"off"},
+		"sm_priority":              {"15"},
+	}
+	keys := slices.Sorted(maps.Keys(values))
+	var out []string
+	for range 1000 {
+		var b strings.Builder
+		for range rng.IntN(7) {
+			switch rng.IntN(8) {
+			case 0:
+				b.WriteString(pick("", "# a comment", "   ", "\t#x") + pick("\n", "\r\n"))
+				continue
+			case 1:
+				b.WriteString(strings.Repeat(" ", 1020+rng.IntN(8)) + "part_enforce off\n") // split by fgets
+				continue
+			}
+			k := keys[rng.IntN(len(keys))]
+			b.WriteString(pick("", "", "  ", "\t", "\v", "\r") + k)
+			if v := values[k][rng.IntN(len(values[k]))]; v != "" || rng.IntN(2) == 0 {
+				b.WriteString(pick(" ", " ", "\t", "  ", " \t ") + v)
+			}
+			b.WriteString(pick("", "", "", " ", "\t", " # note", "#x"))
+			b.WriteString(pick("\n", "\n", "\r\n", " \r\n"))
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// TestOpenSMConfAgainstOpenSM reads generated opensm.conf files with
+// ParseOpenSMConf and with OpenSM itself (`opensm -F FILE -c OUT` reads FILE, then
+// writes every option as it holds it, in its own form) and compares what the
+// partition manager uses: enforcement off, allow_both_pkeys, keep_pkey_indexes and
+// the partitions.conf path.
+func TestOpenSMConfAgainstOpenSM(t *testing.T) {
+	needLab(t)
+	bin, err := exec.LookPath("opensm")
+	if err != nil {
+		bin = "/usr/sbin/opensm"
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.conf"), filepath.Join(dir, "out.conf")
+	bad := 0
+	for i, text := range osmConfInputs() {
+		if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(out)
+		if b, err := exec.Command(bin, "-F", in, "-c", out).CombinedOutput(); err != nil {
+			t.Fatalf("opensm -F -c: %v\n%s", err, b)
+		}
+		dump, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// OpenSM's own form: "name value" per line, the value as it holds it.
+		osm := map[string]string{}
+		for line := range strings.Lines(string(dump)) {
+			if k, v, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " "); ok && !strings.HasPrefix(k, "#") {
+				osm[k] = v
+			}
+		}
+		want := OpenSMConf{
+			EnforceOff:          osm["part_enforce"] == "off" || osm["no_partition_enforcement"] == "TRUE",
+			AllowBoth:           osm["allow_both_pkeys"] == "TRUE",
+			KeepPKeyIndexes:     osm["keep_pkey_indexes"] == "TRUE",
+			PartitionConfigFile: osm["partition_config_file"],
+		}
+		c := ParseOpenSMConf("in.conf", []byte(text))
+		got := OpenSMConf{EnforceOff: c.EnforceOff, AllowBoth: c.AllowBoth, KeepPKeyIndexes: c.KeepPKeyIndexes, PartitionConfigFile: c.PartitionConfigFile}
+		if !reflect.DeepEqual(got, want) {
+			if bad++; bad <= 5 {
+				t.Errorf("file %d %q:\n ibkey  %+v\n OpenSM %+v", i, text, got, want)
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%d files differ in all", bad)
 	}
 }
