@@ -39,7 +39,9 @@ NodeDescription of a node the map names is not compared.
 One line per change: KIND: MESSAGE, in node GUID and port order; kinds: node-added,
 node-removed, node-changed, link-added, link-removed, port-changed, pkey-added,
 pkey-removed, pkey-moved, pkey-membership (a key replaced by its partition's other
-membership, full <-> limited: one change), table-readable, table-resized.
+membership, full <-> limited: one change), table-readable, table-resized. Ports are
+named by NodeDescription, with the node GUID where several nodes (on either side)
+share one.
 
 A partial sweep is named on stderr: what it did not read is not compared (a node or
 link it lacks is not reported gone or new), so changes there are not seen.
