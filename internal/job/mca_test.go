@@ -197,9 +197,20 @@ func TestOpenMPIUnreadMCAFile(t *testing.T) {
 	if r := read(nil, deny); r.Verdict != Incomplete || r.Inactive != "" {
 		t.Errorf("unreadable home file, allow_ib unset: %s %q", r.Verdict, r.Inactive)
 	}
-	// pml ucx from the environment: no file but the override one can change it.
-	if r := read([]string{"OMPI_MCA_pml=ucx"}, deny); r.Verdict != NotApplicable || !strings.Contains(strings.Join(r.Notes, " "), "cannot change that") {
-		t.Errorf("unreadable home file, pml ucx: %s %q", r.Verdict, r.Notes)
+	// pml ucx and a btl list from the environment: no file but the override one can
+	// change them.
+	if r := read([]string{"OMPI_MCA_pml=ucx", "OMPI_MCA_btl=self,vader"}, deny); r.Verdict != NotApplicable || !strings.Contains(strings.Join(r.Notes, " "), "cannot change that") {
+		t.Errorf("unreadable home file, pml ucx, btl self,vader: %s %q", r.Verdict, r.Notes)
+	}
+	// pml ucx alone: the file may set a btl list MPI_Init refuses when it opens the
+	// BTLs, before the PML (a real Open MPI 4.1.4: TestComponentListsAgainstMPIInit),
+	// and the job then does not start.
+	if r := read([]string{"OMPI_MCA_pml=ucx"}, deny); r.Verdict != Incomplete || !strings.Contains(strings.Join(r.Unchecked, " "), "/h/.openmpi/mca-params.conf") {
+		t.Errorf("unreadable home file, pml ucx alone: %s %q", r.Verdict, r.Unchecked)
+	}
+	// A list the environment gives and Open MPI refuses: refused, whatever the file says.
+	if r := read([]string{"OMPI_MCA_btl=self, vader"}, deny); r.Verdict != DoesNotWork {
+		t.Errorf("unreadable home file, a refused btl list: %s", r.Verdict)
 	}
 	if r := read([]string{"OMPI_MCA_pml=ucx"}, mapMCA{deny: []string{"/s/openmpi-mca-params-override.conf"}}); r.Verdict != Incomplete {
 		t.Errorf("unreadable override file, pml ucx: %s", r.Verdict)

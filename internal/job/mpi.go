@@ -309,7 +309,8 @@ var OpenMPI = Library{
 		// change (the environment, or the override file).
 		fixed := false
 		pmlChoice := "" // a PML list that leaves Open MPI a choice: said if openib would be used
-		if pml, ok := ompiGet(in, "OMPI_MCA_ompi_pml", "OMPI_MCA_pml"); ok {
+		pml, hasPML := ompiGet(in, "OMPI_MCA_ompi_pml", "OMPI_MCA_pml")
+		if hasPML {
 			bad := ompiNoSuchComponent(pml.Value)
 			switch picks, sure := ompiSelects(pml.Value, "ob1"); {
 			case bad != "":
@@ -437,8 +438,12 @@ var OpenMPI = Library{
 			// What could not be read may set any of these (a synonym in a file beats
 			// its primary from the environment; the override file beats both).
 			what := "Open MPI's MCA parameter files may set btl_openib_pkey, btl_openib_allow_ib, btl or pml in what could not be read (" + strings.Join(m.Unread, "; ") + ")"
+			// Whatever leaves openib unused, a btl or pml list such a file sets may be
+			// refused when MPI_Init opens its framework, and the job then does not
+			// start: "not used" stands only when neither list can come from it.
+			listsFixed := pml.fixed(in) && btl.fixed(in)
 			switch {
-			case (s.Inactive != "" || s.Reject != "") && fixed && !m.OverrideUnread:
+			case s.Reject != "" && fixed && !m.OverrideUnread, s.Inactive != "" && fixed && listsFixed && !m.OverrideUnread:
 				s.Notes = append(s.Notes, what+", which cannot change that")
 			default:
 				s.Inactive, s.Reject = "", ""
