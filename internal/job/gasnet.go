@@ -19,10 +19,12 @@ import (
 //     ibv_query_pkey is fatal, and no match is fatal ("Failed to locate index of
 //     requested pkey").
 //   - Ports: GASNET_IBV_PORTS filters ("hca[:port,port]+hca", README "Connection
-//     settings"); each HCA contributes its first ACTIVE port with a non-zero LID (all
-//     listed ports when GASNET_IBV_PORTS names them), and the default build opens one
-//     HCA (GASNETC_IB_MAX_HCAS without --enable-ibv-multirail). No port at all fails
-//     gasnetc_init ("unable to open any HCA ports"): gasnetAborts.
+//     settings"); each HCA contributes its first ACTIVE port with a non-zero LID, and
+//     with GASNET_IBV_PORTS each entry one port (a listed port, or for "hca" alone
+//     the next: gasnetClaims); the default build opens one HCA (GASNETC_IB_MAX_HCAS
+//     without --enable-ibv-multirail). An empty GASNET_IBV_PORTS is the default
+//     (GASNETC_DEFAULT_IBV_PORTS ""). No port at all fails gasnetc_init ("unable to
+//     open any HCA ports"): gasnetAborts.
 var GASNet = Library{
 	ID: "gasnet", Name: "GASNet (ibv)", Kind: ByValue,
 	Vars:      []string{"GASNET_IBV_PKEY", "GASNET_IBV_PORTS"},
@@ -64,6 +66,7 @@ var GASNet = Library{
 		filter, perr := parseGASNetPorts(ports)
 		s.scope = firstOfOneHCA
 		s.allows = func(_ []*Port, dev string, num int) (bool, string) { return gasnetAllows(filter, hasPorts, dev, num) }
+		s.claims = func() func(string, int) (bool, string) { return gasnetClaims(filter, hasPorts) }
 		s.aborts = func(_ []*Port, sel []PortResult) []Abort { return gasnetAborts(sel, ports, perr) }
 		s.value = int(key)
 		if unknown != "" {
@@ -186,9 +189,60 @@ func parseGASNetPorts(s string) ([]gasnetPortSpec, string) {
 	return out, ""
 }
 
-// gasnetAllows reports whether GASNET_IBV_PORTS lets GASNet use port num of dev:
-// listed by number (gasnetListed), or its HCA listed without ports (or no list) for
-// the first ACTIVE port GASNet finds.
+// gasnetListed is why GASNet uses a port GASNET_IBV_PORTS names.
+const gasnetListed = "ACTIVE, listed in GASNET_IBV_PORTS"
+
+// gasnetClaims is gasnetc_probe_ports' port choice on one HCA, for the candidate
+// ports in order (ACTIVE, with a LID): without GASNET_IBV_PORTS the first of each HCA
+// (the loop breaks); with it, each entry serves one port. gasnetc_add_port puts each
+// entry at the head of the list and gasnetc_match_port marks the first unmatched
+// entry of the HCA that names the port, or names no port (0, a wildcard), matched: so
+// "mlx5_0+mlx5_0" takes two ports, and "mlx5_0:1+mlx5_0" one (port 1 takes the
+// wildcard, listed last and so first, and the mlx5_0:1 entry is left), where
+// "mlx5_0+mlx5_0:1" takes two.
+func gasnetClaims(filter []gasnetPortSpec, hasFilter bool) func(string, int) (bool, string) {
+	if !hasFilter {
+		taken := map[string]bool{}
+		return func(dev string, _ int) (bool, string) {
+			if taken[dev] {
+				return false, "GASNet uses the first ACTIVE port of each HCA"
+			}
+			taken[dev] = true
+			return true, "the first ACTIVE port GASNet finds"
+		}
+	}
+	type entry struct {
+		hca     string
+		port    int // 0: any
+		matched bool
+	}
+	var list []*entry
+	for _, f := range filter {
+		ports := f.ports
+		if ports == nil {
+			ports = []int{0}
+		}
+		for _, p := range ports {
+			list = append([]*entry{{hca: f.hca, port: p}}, list...)
+		}
+	}
+	return func(dev string, num int) (bool, string) {
+		for _, e := range list {
+			if !e.matched && e.hca == dev && (e.port == 0 || e.port == num) {
+				e.matched = true
+				if e.port == 0 {
+					return true, "the first ACTIVE port GASNet finds for GASNET_IBV_PORTS entry " + dev
+				}
+				return true, gasnetListed
+			}
+		}
+		return false, "each GASNET_IBV_PORTS entry serves one port, and those for " + dev + " are taken"
+	}
+}
+
+// gasnetAllows reports whether GASNET_IBV_PORTS lets GASNet use port num of dev at
+// all: listed by number, or its HCA listed without ports (or no list); which such
+// ports it takes, gasnetClaims says.
 func gasnetAllows(filter []gasnetPortSpec, hasFilter bool, dev string, num int) (bool, string) {
 	listed := !hasFilter
 	for _, f := range filter {

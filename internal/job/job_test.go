@@ -377,6 +377,33 @@ func TestGASNetParseInt(t *testing.T) {
 	}
 }
 
+// Each GASNET_IBV_PORTS entry serves one port (gasnetc_match_port marks it
+// matched), and the list is walked last entry first (gasnetc_add_port prepends): a
+// wildcard listed after an entry for port 1 is what port 1 takes.
+func TestGASNetPortEntries(t *testing.T) {
+	host := []*Port{port("", "mlx5_0", 1, 0xffff), port("", "mlx5_0", 2, 0xffff), port("", "mlx5_1", 1, 0xffff)}
+	for _, c := range []struct{ ports, want string }{
+		{"mlx5_0", "mlx5_0/1"},
+		{"mlx5_0+mlx5_0", "mlx5_0/1 mlx5_0/2"},
+		{"mlx5_0:1+mlx5_0", "mlx5_0/1"},
+		{"mlx5_0+mlx5_0:1", "mlx5_0/1 mlx5_0/2"},
+		{"mlx5_0:2+mlx5_0", "mlx5_0/1 mlx5_0/2"},
+		{"mlx5_0:1,1", "mlx5_0/1"},
+		{"mlx5_1+mlx5_0", "mlx5_0/1"}, // one HCA, in device order
+	} {
+		in := env("GASNET_IBV_PORTS=" + c.ports)
+		var got []string
+		for _, pr := range Resolve([]*Library{&GASNet}, in, host)[0].Ports {
+			if pr.Used {
+				got = append(got, pr.Port.Label())
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("GASNET_IBV_PORTS=%q uses %q, want %q", c.ports, strings.Join(got, " "), c.want)
+		}
+	}
+}
+
 func TestGASNetPorts(t *testing.T) {
 	host := []*Port{port("", "mlx5_0", 1, 0xffff), port("", "mlx5_0", 2, 0xffff), port("", "mlx5_1", 1, 0xffff)}
 	host[0].State = "DOWN"

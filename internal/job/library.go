@@ -86,6 +86,10 @@ type setup struct {
 	// of device dev on a host with ports host, and why (not).
 	allows func(host []*Port, dev string, num int) (bool, string)
 	scope  scope
+	// claims (firstOfOneHCA), for one pass over a host's ports in order, says
+	// whether GASNet takes the next candidate port (ACTIVE, with a LID, on the HCA it
+	// opened), and why not: each GASNET_IBV_PORTS entry serves one port.
+	claims func() func(dev string, num int) (bool, string)
 	roce   bool // it uses ACTIVE RoCE ports too (everyPort)
 	// notActive, when set, says what the library does with a port that is not
 	// ACTIVE (perftest: uses it and fails; MVAPICH2: why its MV2_DEFAULT_PORT matters).
@@ -158,15 +162,15 @@ const (
 	namedPort
 )
 
-// gasnetListed is why GASNet uses a port GASNET_IBV_PORTS names.
-const gasnetListed = "ACTIVE, listed in GASNET_IBV_PORTS"
-
 // selectPorts says which ports of a host the library uses, and why (Pick unset): the
 // one code path from the description to a host's ports.
 func (s *setup) selectPorts(host []*Port) []PortResult {
 	out := make([]PortResult, 0, len(host))
-	hca := ""                  // firstOfOneHCA: the HCA opened
-	taken := map[string]bool{} // firstOfOneHCA: the HCAs with a port taken
+	hca := "" // firstOfOneHCA: the HCA opened
+	var claim func(dev string, num int) (bool, string)
+	if s.claims != nil {
+		claim = s.claims()
+	}
 	for _, p := range host {
 		r := PortResult{Port: p}
 		ok, why := s.allows(host, p.Device, p.Num)
@@ -188,11 +192,10 @@ func (s *setup) selectPorts(host []*Port) []PortResult {
 				r.Why = "LID is 0"
 			case hca != "" && hca != p.Device:
 				r.Why = "GASNet opens one HCA (default build): " + hca + " comes first"
-			case taken[p.Device] && why != gasnetListed:
-				r.Why = "GASNet uses the first ACTIVE port of each HCA"
 			default:
-				r.Used, r.Why = true, why
-				hca, taken[p.Device] = p.Device, true
+				if r.Used, r.Why = claim(p.Device, p.Num); r.Used {
+					hca = p.Device
+				}
 			}
 		case noPKeys(p):
 			r.Why = "no P_Key table (" + p.NoTable + "): P_Keys do not apply"
