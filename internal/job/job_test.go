@@ -546,6 +546,11 @@ func TestOpenMPIPKey(t *testing.T) {
 	if r.Verdict != NotApplicable {
 		t.Errorf("if_include and if_exclude: %s, want not-applicable", r.Verdict)
 	}
+	// An empty if_include is no list (var_set_string stores NULL): every port.
+	r = Resolve([]*Library{&OpenMPI}, ompi("OMPI_MCA_btl_openib_if_include="), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+	if r.Verdict != Works {
+		t.Errorf("an empty if_include: %s, want works", r.Verdict)
+	}
 	// btl_openib_allow_ib, a bool (mca_base_var_enum_bool_vfs): strtol base 10 with
 	// nothing after it, or true/t/enabled/yes/y; anything else is refused (false stays).
 	for v, allowed := range map[string]bool{"": false, "1": true, " 2": true, "0": false, "yes": true, "y": true, "enabled": true, "TRUE": false, "0x1": false, "no": false} {

@@ -425,10 +425,13 @@ var OpenMPI = Library{
 				fields := strings.Split(list, ",")
 				return slices.Contains(fields, dev) || slices.Contains(fields, fmt.Sprintf("%s:%d", dev, num))
 			}
-			if hasInc && !spec(inc) {
+			// An empty string variable is no value (mca_base_var.c var_set_string
+			// stores NULL), so no list: every port (it still counts as set for the
+			// mutually exclusive check above, which looks at where it came from).
+			if hasInc && inc != "" && !spec(inc) {
 				return false, "not in btl_openib_if_include=" + inc
 			}
-			if hasExc && spec(exc) {
+			if hasExc && exc != "" && spec(exc) {
 				return false, "in btl_openib_if_exclude=" + exc
 			}
 			return true, "ACTIVE"
