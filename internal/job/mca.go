@@ -60,6 +60,8 @@ type MCAFiles struct {
 	Read, Missing, NotLocated, Unread []string
 	// OverrideUnread: what Unread says includes the override file.
 	OverrideUnread bool
+	// Crash, when set, says why every Open MPI process crashes as it starts.
+	Crash string
 }
 
 // debianSysconfdir is Debian's and Ubuntu's packaged Open MPI's compiled-in
@@ -78,8 +80,20 @@ func ReadMCAFiles(all Env, fsys MCAFS) *MCAFiles {
 	}
 	const noSysconf = "Open MPI's sysconfdir (compiled in; set OPAL_SYSCONFDIR to name it)"
 	// The variable (long name first), then its synonym, which wins when set.
-	_, list, set := ompiVar(all, "OMPI_MCA_opal_mca_base_param_files", "OMPI_MCA_mca_base_param_files")
-	_, synList, synSet := ompiVar(all, "OMPI_MCA_opal_mca_param_files", "OMPI_MCA_mca_param_files")
+	name, list, set := ompiVar(all, "OMPI_MCA_opal_mca_base_param_files", "OMPI_MCA_mca_base_param_files")
+	synName, synList, synSet := ompiVar(all, "OMPI_MCA_opal_mca_param_files", "OMPI_MCA_mca_param_files")
+	// An empty string variable is NULL (var_set_string), which
+	// mca_base_var_cache_files then strdups and strcmps: every Open MPI process
+	// (mpirun, ompi_info, the job's) dies with SIGSEGV in opal_init (4.1.4 here;
+	// the code is the same in 5.0).
+	for _, v := range []struct {
+		name, value string
+		set         bool
+	}{{name, list, set}, {synName, synList, synSet}} {
+		if v.set && v.value == "" && m.Crash == "" {
+			m.Crash = v.name + " is empty: every Open MPI process crashes as it starts (SIGSEGV in mca_base_var_cache_files, which reads the NULL an empty string variable becomes); unset it, or set it to none"
+		}
+	}
 	if synSet && synList == "none" || !synSet && list == "none" {
 		return m
 	}

@@ -2,6 +2,8 @@ package job
 
 import (
 	"io/fs"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -239,5 +241,36 @@ func TestOmpiFilesNoteRelative(t *testing.T) {
 	}
 	if got := ompiFilesNote(&MCAFiles{Read: []string{"/etc/openmpi/openmpi-mca-params.conf"}}); strings.Contains(got, "working directory") {
 		t.Errorf("an absolute name: %s", got)
+	}
+}
+
+// An empty mca_base_param_files (or its synonym, by either name) is NULL to Open
+// MPI, which mca_base_var_cache_files strdups: every process dies with SIGSEGV as it
+// starts. The real ompi_info 4.1.4 crashes exactly where ibkey says Open MPI does not
+// start; "none" and "," start.
+func TestEmptyParamFilesAgainstOmpiInfo(t *testing.T) {
+	bin := ompiInfo(t)
+	host := []*Port{port("", "mlx5_0", 1, 0xffff)}
+	for _, kv := range [][]string{
+		{"OMPI_MCA_mca_base_param_files="},
+		{"OMPI_MCA_opal_mca_base_param_files="},
+		{"OMPI_MCA_mca_param_files="},
+		{"OMPI_MCA_opal_mca_param_files="},
+		{"OMPI_MCA_mca_base_param_files=none", "OMPI_MCA_mca_param_files="},
+		{"OMPI_MCA_mca_base_param_files=none"},
+		{"OMPI_MCA_mca_base_param_files=,"},
+		{"OMPI_MCA_mca_param_files=none"},
+	} {
+		in := env(append([]string{"OMPI_MCA_btl_openib_allow_ib=1"}, kv...)...)
+		in.MCA = ReadMCAFiles(in.Env, mapMCA{})
+		r := Resolve([]*Library{&OpenMPI}, in, host)[0]
+		says := r.Verdict == DoesNotWork && strings.Contains(strings.Join(r.Findings, " "), "crashes")
+		cmd := exec.Command(bin, "--version")
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPAL_SYSCONFDIR=" + t.TempDir()}, kv...)
+		err := cmd.Run()
+		crashed := err != nil && cmd.ProcessState != nil && !cmd.ProcessState.Exited()
+		if crashed != says {
+			t.Errorf("%q: ompi_info crashed: %v (%v); ibkey says %s, Open MPI does not start: %v", kv, crashed, err, r.Verdict, says)
+		}
 	}
 }

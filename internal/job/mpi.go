@@ -437,7 +437,11 @@ var OpenMPI = Library{
 			return true, "ACTIVE"
 		}
 		s.value = int(key)
-		if m := in.MCA; m != nil && len(m.Unread) > 0 {
+		switch m := in.MCA; {
+		case m != nil && m.Crash != "":
+			// Before any framework opens, before any file is read.
+			s.Inactive, s.Reject = "", "Open MPI does not start: "+m.Crash
+		case m != nil && len(m.Unread) > 0:
 			// What could not be read may set any of these (a synonym in a file beats
 			// its primary from the environment; the override file beats both).
 			what := "Open MPI's MCA parameter files may set btl_openib_pkey, btl_openib_allow_ib, btl or pml in what could not be read (" + strings.Join(m.Unread, "; ") + ")"
