@@ -135,6 +135,14 @@ func TestEnvExports(t *testing.T) {
 	if len(ex.Vars) != 0 || len(ex.Warnings) != 1 || !strings.Contains(ex.Warnings[0], "nothing to export") {
 		t.Errorf("pml ucx: %+v", ex)
 	}
+	// A btl list Open MPI refuses stops MPI_Init whatever btl_openib_pkey says: no
+	// export, a problem. A partition value UCX cannot parse is what the export
+	// replaces: exported.
+	ws = WantPartition(libsByID("openmpi", "ucx"), Inputs{Env: Env{"OMPI_MCA_btl_openib_allow_ib": "1", "OMPI_MCA_btl": "self, openib", "UCX_IB_PKEY": "8042"}}, key, []*Port{a})
+	ex = EnvExports(ws, key, []*Port{a})
+	if ws[0].Verdict != DoesNotWork || ws[1].Verdict != Works || len(ex.Problems) != 1 || !strings.Contains(ex.Problems[0], "refuses OMPI_MCA_btl=self, openib") {
+		t.Errorf("refused btl list: %s, %s; %+v", ws[0].Verdict, ws[1].Verdict, ex)
+	}
 	// A host without the key: the library has no setting: a problem, nothing to set.
 	b := ibPort("b", 0xffff)
 	ws = WantPartition(libsByID("ucx"), Inputs{Env: Env{}}, key, []*Port{a, b})

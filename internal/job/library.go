@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -348,6 +349,20 @@ func (l *Library) setup(in Inputs) *setup {
 		s.Setting = s.Reject
 	}
 	return s
+}
+
+// settledReject is the refusal that stays when the library's partition variable
+// (Vars[0]) is what a fix or a gate's export sets: a component list Open MPI
+// refuses, an empty mca_base_param_files, MV2_DEFAULT_PORT 0; not a partition value
+// the library cannot parse, which the export replaces ("" then).
+func (s *setup) settledReject(in Inputs) string {
+	if s.Reject == "" {
+		return ""
+	}
+	env := maps.Clone(in.Env)
+	delete(env, s.Library.Vars[0])
+	in.Env = env
+	return s.Library.setup(in).Reject
 }
 
 // Libraries are all libraries ibkey knows, in the order they are reported.

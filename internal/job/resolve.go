@@ -397,7 +397,8 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 			}
 		}
 	}
-	if r.Verdict = verdict(r.Findings, r.Unchecked); r.Verdict == DoesNotWork {
+	// A refusal no partition setting lifts has no partition fix.
+	if r.Verdict = verdict(r.Findings, r.Unchecked); r.Verdict == DoesNotWork && s.settledReject(in) == "" {
 		r.Fixes = fixes(s, r)
 	}
 	return r

@@ -41,6 +41,12 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 			out = append(out, &Result{Library: l, Inactive: s.Inactive, Verdict: NotApplicable})
 			continue
 		}
+		// What stops the library whatever its partition setting says (a component
+		// list Open MPI refuses): no export puts it in the partition.
+		if why := s.settledReject(in); why != "" {
+			out = append(out, &Result{Library: l, Setting: "no setting works: " + why, Findings: []string{why}, Verdict: DoesNotWork})
+			continue
+		}
 		var used, idle []*Port
 		var none []string
 		var silent []Unread // hostUse.silent: one line (silentHosts)
