@@ -657,8 +657,9 @@ func TestPerftest(t *testing.T) {
 			t.Errorf("RoCE, %s: %s index %d (%s), want %s index %d", c.line, pk.Outcome, pk.Index, pk.Problem, c.outcome, c.index)
 		}
 	}
-	// rdma_rxe: max_pkeys 64 (rxe_param.h), and its ibv_modify_qp takes any index and
-	// sends 0xffff (the kernel lab: TestPerftestOnKernel, TestPKeyIndexOnKernel).
+	// rdma_rxe: max_pkeys 64 (rxe_param.h, read by ibv_query_device), and its
+	// ibv_modify_qp takes any index and sends 0xffff (the kernel lab:
+	// TestPerftestOnKernel, TestPKeyIndexOnKernel).
 	for _, c := range []struct {
 		line  string
 		index int
@@ -671,6 +672,7 @@ func TestPerftest(t *testing.T) {
 	} {
 		p := port("", "rxe0", 1, 0xffff)
 		p.LinkLayer, p.Driver = "Ethernet", "rdma_rxe"
+		p.MaxPKeys, p.MaxPKeysRead = 64, true
 		pk, _ := pickOn(t, &Perftest, pf(c.line), p)
 		if pk.Outcome != Uses || pk.Index != c.index || pk.PKey != 0xffff || !strings.Contains(strings.Join(pk.Notes, "; "), c.note) {
 			t.Errorf("rdma_rxe, %s: %s index %d %s %q, want uses index %d 0xffff (%s)", c.line, pk.Outcome, pk.Index, pk.PKey, pk.Notes, c.index, c.note)
@@ -679,6 +681,7 @@ func TestPerftest(t *testing.T) {
 	if r := Resolve([]*Library{&Perftest}, pf("ib_send_bw -aR"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]; r.Verdict != Incomplete {
 		t.Errorf("perftest -R: %s, want incomplete", r.Verdict)
 	}
+	testPerftestMaxPKeys(t, pf)
 	// -O/--dualport (perftest_parameters.c): ib_port = 1, ib_port2 = 2, and half the
 	// QPs take ib_port2 with the same pkey_index (ctx_modify_qp_to_init); a later -i
 	// changes ib_port only. The index on port 2 matters too.
@@ -1296,5 +1299,58 @@ func TestMVAPICH3PKeyNotInterpreted(t *testing.T) {
 	r := Resolve([]*Library{&MVAPICH2}, in, []*Port{port("", "mlx5_0", 1, 0xffff, 0x8005)})[0]
 	if r.Verdict != Incomplete || !slices.ContainsFunc(r.Unchecked, func(u string) bool { return strings.Contains(u, "MVAPICH 3's name of the setting") }) {
 		t.Errorf("%s, unchecked %q", r.Verdict, r.Unchecked)
+	}
+}
+
+// testPerftestMaxPKeys: max_pkeys as read through verbs (Port.MaxPKeys) decides
+// perftest's "Changing to 0" on every link layer, and on RoCE what mlx5 does with an
+// index beyond the table; not read, the answer that needs it is not checked, naming
+// why. perftest -R on RoCE takes rdma_cm's 0xffff.
+func testPerftestMaxPKeys(t *testing.T, pf func(string) Inputs) {
+	t.Helper()
+	roce := func(driver string, maxPKeys int, read bool, entries ...int) *Port {
+		p := port("", "dev0", 1, entries...)
+		p.LinkLayer, p.Driver = "Ethernet", driver
+		p.MaxPKeys, p.MaxPKeysRead = maxPKeys, read
+		if !read {
+			p.MaxPKeysMissing = "max_pkeys not read: verbs unavailable: the static flavour"
+		}
+		return p
+	}
+	ib := port("", "mlx5_0", 1, 0xffff, 0x8001)
+	ib.MaxPKeys, ib.MaxPKeysRead = 4, true // larger than the table: the read value counts
+	for _, c := range []struct {
+		name    string
+		line    string
+		p       *Port
+		outcome Outcome
+		index   int
+		text    string // in the problem or the notes
+	}{
+		{"rxe, unread", "ib_send_bw --pkey_index=1", roce("rdma_rxe", 0, false, 0xffff), NotChecked, -1, "the static flavour"},
+		{"rxe, unread, 65535 is 0", "ib_send_bw --pkey_index=65535", roce("rdma_rxe", 0, false, 0xffff), Uses, 0, "above 65534"},
+		{"mlx5 RoCE, below max_pkeys", "ib_send_bw --pkey_index=5", roce("mlx5_core", 128, true, 0xffff), NotChecked, 5, "which P_Key the adapter then sends is not known"},
+		{"mlx5 RoCE, at max_pkeys", "ib_send_bw --pkey_index=128", roce("mlx5_core", 128, true, 0xffff), Uses, 0, "above mlx5_core's max_pkeys-1 (127)"},
+		{"mlx5 RoCE, negative", "ib_send_bw --pkey_index=-1", roce("mlx5_core", 128, true, 0xffff), Fails, 65535, "EINVAL"},
+		{"mlx5 RoCE, negative, unread", "ib_send_bw --pkey_index=-1", roce("mlx5_core", 0, false, 0xffff), NotChecked, 65535, "the static flavour"},
+		{"other RoCE driver, read", "ib_send_bw --pkey_index=3", roce("bnxt_re", 64, true, 0xffff), NotChecked, 3, "on RoCE the driver decides"},
+		{"other RoCE driver, above read max", "ib_send_bw --pkey_index=64", roce("bnxt_re", 64, true, 0xffff), Uses, 0, "Changing to 0"},
+		{"InfiniBand, read max beyond the table", "ib_send_bw --pkey_index=3", ib, Fails, 3, "outside"},
+		{"InfiniBand, above read max", "ib_send_bw --pkey_index=4", ib, Uses, 0, "above mlx5_0's max_pkeys-1 (3)"},
+		{"-R on RoCE: 0xffff", "ib_send_bw -R --pkey_index=7", roce("bnxt_re", 0, false, 0x8001, 0xffff), Uses, 1, "rdma_cm uses P_Key 0xffff"},
+		{"-R on RoCE: the limited 0x7fff", "ib_send_bw -R", roce("rdma_rxe", 0, false, 0x7fff, 0x8001), Uses, 0, "rdma_cm uses P_Key 0xffff"},
+		{"-R on RoCE: no 0xffff", "ib_send_bw -R", roce("rdma_rxe", 0, false, 0x8001), Fails, -1, "EINVAL"},
+		{"-R on RoCE: unreadable entry first", "ib_send_bw -R", roce("rdma_rxe", 0, false, unread, 0xffff), NotChecked, -1, "could not be read"},
+		{"-R on InfiniBand", "ib_send_bw -R", ib, NotChecked, -1, "IPoIB"},
+	} {
+		pk, _ := pickOn(t, &Perftest, pf(c.line), c.p)
+		if pk.Outcome != c.outcome || pk.Index != c.index || !strings.Contains(pk.Problem+strings.Join(pk.Notes, "; "), c.text) {
+			t.Errorf("%s, %s: %s index %d %q %q, want %s index %d (%s)", c.name, c.line, pk.Outcome, pk.Index, pk.Problem, pk.Notes, c.outcome, c.index, c.text)
+		}
+	}
+	// The summary line names the index a negative value becomes, as the problem does.
+	r := Resolve([]*Library{&Perftest}, pf("ib_send_bw --pkey_index=-1"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+	if !strings.Contains(r.Setting, "index 65535") || strings.Contains(r.Setting, "index -1") {
+		t.Errorf("--pkey_index=-1: setting %q, want index 65535", r.Setting)
 	}
 }

@@ -99,6 +99,10 @@ type setup struct {
 	// partition cannot be known from the settings (each used port is not checked).
 	value   int
 	unknown string
+	// route, when set, is the pick on a port of a library whose QPs the settings do
+	// not place (unknown is set), where it is decided all the same (perftest -R on
+	// RoCE: rdma_cm's 0xffff); false: not decided there, unknown says why.
+	route func(p *Port) (Pick, bool)
 	// allPorts: every process opens every port the library selects on its host
 	// (MVAPICH2 sharing its rails), so a lookup that aborts stops them all
 	// (Pick.AbortHost).
@@ -284,6 +288,11 @@ func unreadNames(in Inputs, host []*Port) []string {
 
 // pick is the library's lookup on p with the job's setting.
 func (s *setup) pick(p *Port) Pick {
+	if s.route != nil {
+		if pk, ok := s.route(p); ok {
+			return pk
+		}
+	}
 	if pk, ok := s.undecided(p); ok {
 		return pk
 	}

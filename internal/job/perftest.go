@@ -1,9 +1,12 @@
 package job
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // perftest (linux-rdma/perftest, src/perftest_parameters.c):
@@ -20,7 +23,8 @@ import (
 //     (perftestPick).
 //   - With -R/--rdma_cm the QPs are connected by rdma_cm (perftest_resources.c
 //     ctx_init: modify_qp_to_init only when work_rdma_cm is OFF), which takes the
-//     P_Key from the resolved route: --pkey_index is not used there.
+//     P_Key from the resolved route, 0xffff on RoCE (perftestRDMACM): --pkey_index
+//     is not used there, although ctx_chk_pkey_index still prints "Changing to 0".
 //   - -d/--ib-dev chooses the device (default: the first of ibv_get_device_list,
 //     ctx_find_dev in perftest_resources.c), -i/--ib-port the port (default 1,
 //     DEF_IB_PORT).
@@ -147,7 +151,9 @@ func configurePerftest(in Inputs, s *setup) {
 	}
 	s.Setting = "--pkey_index not given: index 0"
 	if a.Given {
-		s.Setting = fmt.Sprintf("--pkey_index=%d: index %d", a.PKeyIdx, a.PKeyIdx)
+		// ibv_qp_attr.pkey_index is a uint16_t: a negative index is its 16 bits (-1 is
+		// 65535), as perftestPick looks it up.
+		s.Setting = fmt.Sprintf("--pkey_index=%d: index %d", a.PKeyIdx, max(a.PKeyIdx, int(uint16(a.PKeyIdx))))
 	}
 	if a.Device == "" {
 		s.Assumptions = append(s.Assumptions, "perftest: without -d, the first device in name order (ibv_get_device_list order is not guaranteed)")
@@ -183,6 +189,7 @@ func configurePerftest(in Inputs, s *setup) {
 	if a.RDMACM {
 		s.Setting += "; -R/--rdma_cm: rdma_cm connects the QPs and --pkey_index is not used"
 		s.unknown = "perftest -R: the QPs take the P_Key of the route rdma_cm resolves to the peer (the partition of the IPoIB interface holding the address), which is not read here"
+		s.route = perftestRDMACM
 	}
 	s.value = a.PKeyIdx
 }
@@ -209,33 +216,35 @@ func (a PerftestArgs) device(host []*Port, others ...string) string {
 // an index beyond the table does there is usesIndex's rule (InfiniBand drivers refuse
 // it; on RoCE, the driver's).
 //
-// max_pkeys is not read here. On an InfiniBand port it is the table's size (mlx5
+// max_pkeys is read through verbs for this machine's devices (Port.MaxPKeys). Where
+// it was not read, on an InfiniBand port it is the table's size (mlx5
 // mlx5_query_max_pkeys: NodeInfo PartitionCap, the P_Key table's size, or
 // pkey_table_size; mlx5 get_port_caps sets the port's pkey_tbl_len from it). On RoCE
 // it is not: rdma_rxe's is 64 for a 1-entry table (rxe_param.h RXE_MAX_PKEYS; the
-// kernel lab, Linux 6.1), and another driver's is not known, except that
+// kernel lab, Linux 6.1), so there it is not known, except that
 // ibv_device_attr.max_pkeys is a uint16_t: only an index of 65535 or more is known to
-// become 0 there.
+// become 0.
 func perftestPick(idx int, p *Port) Pick {
 	if p.Table == nil {
 		return Pick{Outcome: NotChecked, Index: idx, Problem: p.NoTable}
 	}
 	n := len(p.Table)
-	ib := p.Fabric || p.LinkLayer == "InfiniBand"
-	maxPKeys, known := 0xffff, false
+	maxPKeys, known := 0xffff, true
 	switch {
-	case ib:
-		maxPKeys, known = n, true
-	case p.Driver == "rdma_rxe":
-		maxPKeys, known = rxeMaxPKeys, true
+	case p.MaxPKeysRead:
+		maxPKeys = p.MaxPKeys
+	case p.Fabric || p.LinkLayer == "InfiniBand":
+		maxPKeys = n
+	default:
+		known = false
 	}
 	if idx > 0 && idx >= maxPKeys {
 		why := fmt.Sprintf("beyond the table (max %d)", n-1)
 		switch {
 		case !known:
 			why = "above 65534 (max_pkeys is a uint16_t)"
-		case !ib:
-			why = fmt.Sprintf("above rdma_rxe's max_pkeys-1 (%d)", maxPKeys-1)
+		case p.MaxPKeysRead:
+			why = fmt.Sprintf("above %s's max_pkeys-1 (%d)", cmp.Or(p.Driver, p.Device), maxPKeys-1)
 		}
 		pk := usesIndex(p, 0, "perftest's")
 		pk.Notes = append(pk.Notes, fmt.Sprintf("--pkey_index=%d is %s: perftest changes it to 0 (\"Changing to 0\")", idx, why))
@@ -244,7 +253,7 @@ func perftestPick(idx int, p *Port) Pick {
 	qp := int(uint16(idx)) // ibv_qp_attr.pkey_index
 	if idx > 0 && qp >= n && !known {
 		// 0 or idx: which one, max_pkeys says.
-		return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("--pkey_index=%d is beyond the %d-entry table: perftest changes it to 0 only above the device's max_pkeys-1 (not read here; rdma_rxe: 64 for 1 entry), else ibv_modify_qp gets index %d, which rdma_rxe accepts (it sends 0xffff) and another driver may refuse", idx, n, qp)}
+		return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("--pkey_index=%d is beyond the %d-entry table: perftest changes it to 0 only above the device's max_pkeys-1 (%s)", idx, n, cmp.Or(p.MaxPKeysMissing, "max_pkeys not read"))}
 	}
 	pk := usesIndex(p, qp, "--pkey_index")
 	if idx < 0 {
@@ -253,9 +262,41 @@ func perftestPick(idx int, p *Port) Pick {
 	return pk
 }
 
-// rxeMaxPKeys is rdma_rxe's ibv_device_attr.max_pkeys (rxe_param.h RXE_MAX_PKEYS; 64
-// in the kernel lab's Linux 6.1), whatever its table holds (one entry).
-const rxeMaxPKeys = 64
+// perftestRDMACM is the entry perftest -R's QPs take on a RoCE port p of this host,
+// and false where that is not decided here (InfiniBand: the P_Key of the IPoIB
+// interface the route resolves to). rdma_cm, not perftest, gives a QP its index
+// (perftest_resources.c: rdma_create_qp, no ibv_modify_qp with --pkey_index): on a
+// RoCE port it asks for P_Key 0xffff (drivers/infiniband/core/cma.c
+// cma_ib_init_qp_attr: rdma_cap_eth_ah), and ib_find_cached_pkey (core/cache.c)
+// takes the first full entry of that key, else the last limited one; with neither
+// it fails (EINVAL), and so does perftest's connection.
+func perftestRDMACM(p *Port) (Pick, bool) {
+	if !p.Ethernet() || p.Fabric || p.Table == nil {
+		return Pick{}, false
+	}
+	limited := -1
+	for _, e := range p.Table {
+		switch {
+		case !e.Readable:
+			if limited < 0 {
+				return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("perftest -R: rdma_cm takes the entry of 0xffff on RoCE, and entry %d of %s could not be read", e.Index, p.Label())}, true
+			}
+		case e.PKey == check.DefaultFull:
+			return rdmaCMUses(e.Index, e.PKey), true
+		case e.PKey == check.DefaultLimited:
+			limited = e.Index
+		}
+	}
+	if limited >= 0 {
+		return rdmaCMUses(limited, p.Table[limited].PKey), true
+	}
+	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("perftest -R: rdma_cm asks for P_Key 0xffff on RoCE (cma_ib_init_qp_attr) and %s has no entry of it: its QPs cannot be set up (ib_find_cached_pkey: EINVAL)", p.Label())}, true
+}
+
+// rdmaCMUses is perftest -R's QPs on the entry rdma_cm finds for 0xffff on RoCE.
+func rdmaCMUses(i int, k check.PKey) Pick {
+	return Pick{Outcome: Uses, Index: i, PKey: k, Notes: []string{fmt.Sprintf("perftest -R: rdma_cm uses P_Key 0xffff on RoCE (cma_ib_init_qp_attr), the entry at index %d; --pkey_index is not used", i)}}
+}
 
 // perftestAborts is where perftest exits before it makes a QP on host: the -d device
 // is not in ibv_get_device_list ("IB device %s not found", ctx_find_dev in

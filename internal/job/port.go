@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 
@@ -41,6 +42,14 @@ type Port struct {
 	// Driver is the device's driver on an Ethernet link layer, read from sysfs
 	// (query.DriverOf: rdma_rxe, mlx5_core); "" when not known.
 	Driver string
+	// MaxPKeys is the device's ibv_device_attr.max_pkeys (query.Host.MaxPKeys: read
+	// through libibverbs on this machine), when MaxPKeysRead; otherwise
+	// MaxPKeysMissing says why it was not read (another machine's tree, no
+	// libibverbs, the static build, no access to the uverbs device), "" for a port
+	// read over MADs, whose max_pkeys no verbs call here can read.
+	MaxPKeys        int
+	MaxPKeysRead    bool
+	MaxPKeysMissing string
 }
 
 // tableUnread reports a port whose table should exist but was not read: an
@@ -143,10 +152,20 @@ func usesIndex(p *Port, i int, how string) Pick {
 // takes every index up to 65535 and sends its one key, 0xffff (the kernel lab:
 // perftest ran with indices 1, 63 and -1 on rxe, and TestPKeyIndexOnKernel modifies
 // QPs with them). mlx5 checks the index against the device's max_pkeys
-// (mlx5_ib_modify_qp), which sysfs does not show; other drivers are not known.
+// (mlx5_ib_modify_qp: port_caps' pkey_table_len, which __get_port_caps sets from
+// max_pkeys), which sysfs does not show (Port.MaxPKeys reads it): EINVAL at or above
+// it; below it the QP is made, and which key the adapter then sends is not known
+// here. Other drivers are not known.
 func roceOutside(p *Port, i int, outside string) Pick {
-	if p.Driver == "rdma_rxe" {
+	switch {
+	case p.Driver == "rdma_rxe":
 		return Pick{Outcome: Uses, Index: i, PKey: check.DefaultFull, Notes: []string{outside + ": rdma_rxe takes any index and sends 0xffff (kernel lab)"}}
+	case p.Driver == "mlx5_core" && p.MaxPKeysRead && i >= p.MaxPKeys:
+		return Pick{Outcome: Fails, Index: i, Problem: fmt.Sprintf("%s and not below the device's max_pkeys (%d): mlx5 refuses it, ibv_modify_qp fails with EINVAL (mlx5_ib_modify_qp)", outside, p.MaxPKeys)}
+	case p.Driver == "mlx5_core" && p.MaxPKeysRead:
+		return Pick{Outcome: NotChecked, Index: i, Problem: fmt.Sprintf("%s but below the device's max_pkeys (%d): mlx5 accepts it (mlx5_ib_modify_qp), and which P_Key the adapter then sends is not known", outside, p.MaxPKeys)}
+	case p.Driver == "mlx5_core":
+		return Pick{Outcome: NotChecked, Index: i, Problem: fmt.Sprintf("%s: on RoCE the driver decides, and mlx5 refuses an index at or above the device's max_pkeys (mlx5_ib_modify_qp): %s", outside, cmp.Or(p.MaxPKeysMissing, "max_pkeys not read"))}
 	}
 	return Pick{Outcome: NotChecked, Index: i, Problem: outside + ": on RoCE the driver decides (rdma_rxe takes any index and sends 0xffff; mlx5 refuses one beyond the device's max_pkeys, which sysfs does not show)"}
 }

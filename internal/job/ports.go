@@ -84,12 +84,21 @@ func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, clo
 			unread = append(unread, Unread{Host: label, Device: u.Device, Port: u.Port, Name: u.What, Why: u.Err.Error()})
 		}
 	}
+	var open []string
+	for _, d := range devs {
+		if _, ok := shut[d]; !ok && d != "" {
+			open = append(open, d)
+		}
+	}
+	maxPKeys, noMax := h.MaxPKeys(open)
 	for _, v := range views {
 		if _, ok := shut[v.Port.Device]; !ok {
 			p := PortFromView(label, v)
 			if p.LinkLayer == "Ethernet" {
 				p.Driver, _ = query.DriverOf(h.Sys, p.Device)
 			}
+			p.MaxPKeys, p.MaxPKeysRead = maxPKeys[p.Device]
+			p.MaxPKeysMissing = noMax[p.Device]
 			ports = append(ports, p)
 		}
 	}

@@ -69,6 +69,9 @@ func perftestCases() []perftestCase {
 		{"octal", "010", true, nil},                               // strtol base 0: 8
 		{"garbage", "1x", true, nil},
 		{"hex_prefix_only", "0x", true, nil},
+		// -R: rdma_cm gives the QPs 0xffff's entry on RoCE, whatever --pkey_index says.
+		{"cm_none", "", false, []perftestMode{modeUDCM}},
+		{"cm_minus_1", "-1", true, []perftestMode{modeRCCM}},
 	}
 }
 
@@ -194,9 +197,10 @@ func perftestValue(s string) (v int32, ok bool) {
 // the real perftest did on rxe. perftest refusing its line is ibkey's "fails" (exit 1)
 // and nothing else is; where ibkey says "uses" perftest ran and put that index in its
 // QPs (0 after "Changing to 0", else the uint16_t of the value) and the entry is the
-// kernel's; "not checked" (exit 4) only where the answer hangs on what ibkey does not
-// read (max_pkeys, the driver's take on an index beyond the table, rdma_cm's route);
-// a "Changing to 0" note only where perftest printed it.
+// kernel's; never "not checked": max_pkeys is read, rxe's take on an index beyond
+// the table and rdma_cm's route on RoCE are known;
+// a "Changing to 0" note only where perftest printed it. With -R, rdma_cm's entry of
+// 0xffff on RoCE (index 0 on rxe); nothing is left not checked on rxe.
 func TestPerftestOnKernel(t *testing.T) {
 	run := boot(t)
 	r := result(t, "perftest_pkey")
@@ -293,8 +297,11 @@ func checkPerftestCase(t *testing.T, pr perftestRun, given bool, m perftestMode,
 			want = 0
 		}
 		switch {
+		case cm && (p.Index == nil || *p.Index != 0 || p.PKey != pkey0 || l.Verdict != "works" || pr.ibkeyExit != 0):
+			// rdma_cm asks for 0xffff on RoCE (cma.c cma_ib_init_qp_attr): rxe's one
+			// entry, index 0, whatever --pkey_index says.
+			t.Errorf("%s: with -R rdma_cm takes 0xffff's entry, index 0 (%s), and perftest ran: ibkey must say works/exit 0", what, pkey0)
 		case cm:
-			t.Errorf("%s: with -R rdma_cm picks the index, ibkey must not name one", what)
 		case l.Verdict != "works" || pr.ibkeyExit != 0:
 			t.Errorf("%s: ibkey uses an entry but does not say works/exit 0", what)
 		case p.Index == nil || *p.Index != want:
@@ -303,12 +310,11 @@ func checkPerftestCase(t *testing.T, pr perftestRun, given bool, m perftestMode,
 			t.Errorf("%s: index 0 holds %s (sysfs), ibkey says %s", what, pkey0, p.PKey)
 		}
 	case outcome == "not-checked":
-		// Open only where ibkey lacks what decides: rdma_cm's route. A value beyond
-		// the table is decided on rxe, whose max_pkeys (64) and take on any index
-		// (0xffff) ibkey knows (job.perftestPick, job.roceOutside).
-		if !cm || pr.ibkeyExit != 4 {
-			t.Errorf("%s: ibkey leaves open what it could have said", what)
-		}
+		// Nothing is open on rxe: a value beyond the table is decided by the
+		// max_pkeys ibkey reads (64) and rxe's take on any index (0xffff), and -R by
+		// rdma_cm's 0xffff on RoCE (job.perftestPick, job.roceOutside,
+		// job.perftestRDMACM).
+		t.Errorf("%s: ibkey leaves open what it could have said", what)
 	default:
 		t.Errorf("%s: unexpected outcome %q", what, outcome)
 	}

@@ -25,9 +25,10 @@ import (
 //	                                   the tracker's deltas
 //	probe umad DEV PORT                the umad interface: ibkey's OpenUmad, and a GMP
 //	                                   round trip between two agents on the port
+//	probe maxpkeys DEV PORT            query.Host.MaxPKeys: the device's max_pkeys
 func probeMain(args []string) int {
 	if len(args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: probe verbs|watch|umad DEV PORT [-- CMD...]")
+		fmt.Fprintln(os.Stderr, "usage: probe verbs|watch|umad|maxpkeys DEV PORT [-- CMD...]")
 		return 2
 	}
 	dev := args[1]
@@ -48,6 +49,8 @@ func probeMain(args []string) int {
 		out = runWatch(dev, port, args[4:])
 	case "umad":
 		out = runUmad(dev, port)
+	case "maxpkeys":
+		out = runMaxPKeys(dev) // maxpkeys_kernel_test.go
 	default:
 		fmt.Fprintln(os.Stderr, "probe: unknown subcommand", args[0])
 		return 2

@@ -184,6 +184,9 @@ func plan(bin string) []Command {
 	cmds = append(cmds,
 		Command{Name: "pkeyindex", Script: bin + "/pkeyindex " + dev + " " + port + " " + pkeyIndexes},
 		Command{Name: "perftest_pkey", Script: perftestScript(ibkey), Timeout: 240 * time.Second})
+	// max_pkeys read against ibv_devinfo (maxpkeys_kernel_test.go); it gives
+	// uverbs0's mode back.
+	cmds = append(cmds, maxPKeysPlan(bin)...)
 	// A pod's view (pod_kernel_test.go), last: the exclusive mode stays set.
 	return append(cmds, podPlan(ibkey)...)
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -33,6 +34,15 @@ type Host struct {
 	// saved copy, a fixture, the demo host), where what a library could open is not
 	// known (Unopenable).
 	CharDevs string
+	// Verbs opens this machine's libibverbs for MaxPKeys; nil: OpenVerbs (tests give
+	// a fake library).
+	Verbs func() (VerbsLib, error)
+	// verbsLib is the library MaxPKeys opened (or why it could not), kept for the
+	// process's life: `ibkey job --wait` reads the host again every few seconds, and
+	// loading libibverbs and its providers each time would be work for nothing.
+	verbsOnce sync.Once
+	verbsLib  VerbsLib
+	verbsErr  error
 }
 
 // Unopenable says, for each of devs that no library on this machine can open, why
@@ -81,6 +91,62 @@ func (h *Host) Unopenable(devs []string) (shut, unknown map[string]string) {
 		}
 	}
 	return shut, unknown
+}
+
+// MaxPKeys reads the max_pkeys of each of devs (ibv_query_device's
+// ibv_device_attr.max_pkeys) as a library of this process reads it: read holds the
+// devices read, unread says why each other was not. It is the device's P_Key table
+// size as its driver reports it, which sysfs does not show and which on RoCE need not
+// be a port's table length (rdma_rxe: 64, rxe_param.h RXE_MAX_PKEYS, for a one-entry
+// table). Only this machine's own devices can be asked (CharDevs set, as for
+// Unopenable): for another machine's tree (a saved copy, a fixture, the demo host)
+// every device is unread, as it is when libibverbs cannot be loaded (not installed,
+// the static build), a device cannot be opened (its /dev/infiniband/uverbsN not
+// readable and writable by this user) or the query fails. Never a value not read.
+// The library is loaded once per Host and kept; each device is opened, queried and
+// closed at every call (a device plugin may mount its uverbs device later).
+func (h *Host) MaxPKeys(devs []string) (read map[string]int, unread map[string]string) {
+	read, unread = map[string]int{}, map[string]string{}
+	all := func(why string) (map[string]int, map[string]string) {
+		for _, d := range devs {
+			unread[d] = why
+		}
+		return read, unread
+	}
+	if len(devs) == 0 {
+		return read, unread
+	}
+	switch {
+	case h.CharDevs == "" && h.Label != "":
+		return all("max_pkeys not read: ibv_query_device asks the running kernel, and this is the " + h.Label)
+	case h.CharDevs == "":
+		return all(fmt.Sprintf("max_pkeys not read: ibv_query_device asks the running kernel, and %s is not this machine's /sys (a saved tree or a fixture)", h.Sys.Root))
+	}
+	h.verbsOnce.Do(func() {
+		open := h.Verbs
+		if open == nil {
+			open = OpenVerbs
+		}
+		h.verbsLib, h.verbsErr = open()
+	})
+	if h.verbsErr != nil {
+		return all("max_pkeys not read: " + h.verbsErr.Error())
+	}
+	for _, d := range devs {
+		dev, err := h.verbsLib.OpenDevice(d)
+		if err != nil {
+			unread[d] = "max_pkeys not read: " + err.Error()
+			continue
+		}
+		a, err := dev.QueryDevice()
+		dev.Close()
+		if err != nil {
+			unread[d] = "max_pkeys not read: " + err.Error()
+			continue
+		}
+		read[d] = int(a.MaxPKeys)
+	}
+	return read, unread
 }
 
 // ErrNoDevices: the sysfs tree has no RDMA device class (no ib_core, or not a sysfs

@@ -32,6 +32,7 @@ type VerbsLib interface {
 // VerbsDevice is an opened verbs device (verbs.Device).
 type VerbsDevice interface {
 	QueryPort(port int) (verbs.PortAttr, error)
+	QueryDevice() (verbs.DeviceAttr, error)
 	Close() error
 }
 

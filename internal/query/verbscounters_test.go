@@ -24,6 +24,10 @@ type fakeVerbs struct {
 	opened map[string]int
 	fail   map[string]error
 	query  map[string]error // ibv_query_port's error on a device (EIO once it is removed)
+	// maxPKeys is ibv_query_device's max_pkeys per device; a device not in it fails
+	// the query.
+	maxPKeys map[string]uint16
+	closed   int // devices closed
 }
 
 func (f *fakeVerbs) OpenDevice(name string) (VerbsDevice, error) {
@@ -62,7 +66,22 @@ func (d fakeVerbsDev) QueryPort(port int) (verbs.PortAttr, error) {
 	return a, nil
 }
 
-func (fakeVerbsDev) Close() error { return nil }
+func (d fakeVerbsDev) QueryDevice() (verbs.DeviceAttr, error) {
+	d.f.mu.Lock()
+	defer d.f.mu.Unlock()
+	m, ok := d.f.maxPKeys[d.name]
+	if !ok {
+		return verbs.DeviceAttr{}, &verbs.CallError{Call: "ibv_query_device " + d.name, Errno: syscall.EOPNOTSUPP}
+	}
+	return verbs.DeviceAttr{MaxPKeys: m, PhysPortCnt: 1}, nil
+}
+
+func (d fakeVerbsDev) Close() error {
+	d.f.mu.Lock()
+	defer d.f.mu.Unlock()
+	d.f.closed++
+	return nil
+}
 
 func newFakeVerbs() *fakeVerbs {
 	return &fakeVerbs{attrs: map[PortRef]verbs.PortAttr{}, opened: map[string]int{}, fail: map[string]error{}, query: map[string]error{}}
@@ -446,5 +465,53 @@ func TestEthernetWithoutVerbs(t *testing.T) {
 		if out[0].Unavailable == "" || out[0].Absent != c.absent {
 			t.Errorf("verbs then PortInfo: %s %s: %+v, want absent %v", c.dev, c.name, out[0], c.absent)
 		}
+	}
+}
+
+// TestHostMaxPKeys: max_pkeys is read through verbs for this machine's devices only,
+// each device opened, queried and closed; what is not read says why, never a value.
+func TestHostMaxPKeys(t *testing.T) {
+	devs := []string{"rxe0", "mlx5_0", "mlx5_1", "gone0"}
+	f := newFakeVerbs()
+	f.maxPKeys = map[string]uint16{"rxe0": 64, "mlx5_0": 128}
+	f.fail["mlx5_1"] = &verbs.CallError{Call: "ibv_open_device mlx5_1", Errno: syscall.EACCES}
+	f.fail["gone0"] = fmt.Errorf("verbs: gone0: %w", verbs.ErrNoDevice)
+	f.maxPKeys["mlx5_1"] = 16 // never read: the device does not open
+	h := &Host{Sys: ibverbs.Open("/sys"), CharDevs: "/dev/infiniband", Verbs: func() (VerbsLib, error) { return f, nil }}
+	read, unread := h.MaxPKeys(append(devs, "noquery0"))
+	if len(read) != 2 || read["rxe0"] != 64 || read["mlx5_0"] != 128 {
+		t.Errorf("read %v, want rxe0 64 and mlx5_0 128", read)
+	}
+	for d, want := range map[string]string{
+		"mlx5_1":   "max_pkeys not read: verbs: ibv_open_device mlx5_1: permission denied",
+		"gone0":    "max_pkeys not read: verbs: gone0: no such verbs device",
+		"noquery0": "max_pkeys not read: verbs: ibv_query_device noquery0: operation not supported",
+	} {
+		if unread[d] != want {
+			t.Errorf("%s: unread %q, want %q", d, unread[d], want)
+		}
+	}
+	if len(unread) != 3 || f.closed != 3 {
+		t.Errorf("unread %v; %d devices closed, want the 3 opened", unread, f.closed)
+	}
+	// No library (the static build says why), and another machine's tree: every
+	// device unread, with the reason.
+	// The library is loaded once: a second call opens the devices again, not it.
+	if read, _ := h.MaxPKeys(devs[:1]); read["rxe0"] != 64 || f.opened["rxe0"] != 2 {
+		t.Errorf("second read: %v, rxe0 opened %d times", read, f.opened["rxe0"])
+	}
+	h = &Host{Sys: ibverbs.Open("/sys"), CharDevs: "/dev/infiniband", Verbs: func() (VerbsLib, error) {
+		return nil, &verbs.UnavailableError{Reason: "the static flavour"}
+	}}
+	if read, unread := h.MaxPKeys(devs); len(read) != 0 || len(unread) != 4 || unread["rxe0"] != "max_pkeys not read: verbs unavailable: the static flavour" {
+		t.Errorf("no library: read %v, unread %v", read, unread)
+	}
+	h = &Host{Sys: ibverbs.Open("testdata/x"), Verbs: h.Verbs}
+	if read, unread := h.MaxPKeys(devs); len(read) != 0 || len(unread) != 4 || !strings.Contains(unread["mlx5_0"], "testdata/x is not this machine's /sys") {
+		t.Errorf("another machine's tree: read %v, unread %v", read, unread)
+	}
+	h.Label = "demo host"
+	if _, unread := h.MaxPKeys(devs); unread["rxe0"] != "max_pkeys not read: ibv_query_device asks the running kernel, and this is the demo host" {
+		t.Errorf("demo host: %q", unread["rxe0"])
 	}
 }

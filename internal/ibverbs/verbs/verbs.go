@@ -2,7 +2,8 @@
 // time, so the default build needs no cgo: the P_Key and Q_Key violation counters
 // (ibv_query_port's bad_pkey_cntr and qkey_viol_cntr) that sysfs and netlink do not
 // have, readable by any user who may open /dev/infiniband/uverbsN (usually mode 0666),
-// with no MADs and no root.
+// with no MADs and no root; and the device's max_pkeys (ibv_query_device), which
+// perftest checks its --pkey_index against and sysfs does not show.
 //
 // Build flavours. The default build on linux/amd64 and linux/arm64 loads libibverbs
 // with github.com/ebitengine/purego; that makes the ibkey binary dynamically linked
@@ -80,6 +81,32 @@ func decodePortAttr(b []byte) (PortAttr, error) {
 		PhysState:    b[offPhysState],
 		LinkLayer:    b[offLinkLayer],
 	}, nil
+}
+
+// DeviceAttr is what ibv_query_device returns that ibkey uses (struct ibv_device_attr,
+// rdma-core libibverbs/verbs.h; offsets checked with gcc offsetof against the
+// installed rdma-core 44 header: 232 bytes, max_pkeys at 224).
+type DeviceAttr struct {
+	// MaxPKeys is max_pkeys (offset 224, uint16_t): the device's P_Key table size as
+	// its driver reports it (ib_device_attr.max_pkeys), which on RoCE need not be a
+	// port's pkey_tbl_len (rdma_rxe: 64 for a one-entry table).
+	MaxPKeys    uint16
+	PhysPortCnt uint8 // offset 227
+}
+
+const (
+	offMaxPKeys      = 224
+	offPhysPortCnt   = 227
+	deviceAttrSize   = 232
+	deviceAttrBufLen = 512 // larger, so a library filling a newer struct cannot overrun it
+)
+
+// decodeDeviceAttr reads a filled ibv_device_attr buffer (native endianness).
+func decodeDeviceAttr(b []byte) (DeviceAttr, error) {
+	if len(b) < deviceAttrSize {
+		return DeviceAttr{}, fmt.Errorf("verbs: device attributes: %d bytes, need %d", len(b), deviceAttrSize)
+	}
+	return DeviceAttr{MaxPKeys: ne.Uint16(b[offMaxPKeys:]), PhysPortCnt: b[offPhysPortCnt]}, nil
 }
 
 // UnavailableError: verbs cannot be used here at all (no library, no RDMA stack, a

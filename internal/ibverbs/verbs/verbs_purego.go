@@ -30,11 +30,14 @@ type Lib struct {
 	// ibv_query_port as exported (the compat entry point: verbs.h's inline wrapper
 	// calls it when the provider has no extended query_port; it fills the 48-byte
 	// _compat_ibv_port_attr). A plain dlsym returns the default version, IBVERBS_1.1.
-	queryPort  func(ctx unsafe.Pointer, port uint8, attr unsafe.Pointer) int32
-	queryPKey  func(ctx unsafe.Pointer, port uint8, index int32, pkey *uint16) int32
-	errnoLoc   func() *int32
-	closeOnce  sync.Once
-	closeError error
+	queryPort func(ctx unsafe.Pointer, port uint8, attr unsafe.Pointer) int32
+	queryPKey func(ctx unsafe.Pointer, port uint8, index int32, pkey *uint16) int32
+	// ibv_query_device as exported (IBVERBS_1.1, the default version): it fills
+	// struct ibv_device_attr.
+	queryDevice func(ctx unsafe.Pointer, attr unsafe.Pointer) int32
+	errnoLoc    func() *int32
+	closeOnce   sync.Once
+	closeError  error
 }
 
 // Open loads libibverbs.so.1. The error is an *UnavailableError when the library is
@@ -56,6 +59,7 @@ func Open() (*Lib, error) {
 		{&l.closeDevice, "ibv_close_device"},
 		{&l.queryPort, "ibv_query_port"},
 		{&l.queryPKey, "ibv_query_pkey"},
+		{&l.queryDevice, "ibv_query_device"},
 	} {
 		sym, err := purego.Dlsym(h, f.name)
 		if err != nil {
@@ -178,6 +182,28 @@ func (d *Device) QueryPort(port int) (PortAttr, error) {
 		return PortAttr{}, &CallError{fmt.Sprintf("ibv_query_port %s/%d", d.Name, port), syscall.Errno(rc)}
 	}
 	return decodePortAttr(buf)
+}
+
+// QueryDevice reads the device's attributes (ibv_query_device).
+func (d *Device) QueryDevice() (DeviceAttr, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ctx == nil {
+		return DeviceAttr{}, errors.New("verbs: device closed")
+	}
+	buf := make([]byte, deviceAttrBufLen)
+	var rc int32
+	errno := d.lib.call(func() { rc = d.lib.queryDevice(d.ctx, unsafe.Pointer(&buf[0])) })
+	runtime.KeepAlive(buf)
+	if rc != 0 {
+		// ibv_query_device returns the errno, or -1 with errno set (older providers).
+		e := syscall.Errno(rc)
+		if rc < 0 {
+			e = errnoOr(errno)
+		}
+		return DeviceAttr{}, &CallError{"ibv_query_device " + d.Name, e}
+	}
+	return decodeDeviceAttr(buf)
 }
 
 // QueryPKey reads the P_Key at index of port (ibv_query_pkey; libibverbs reads it

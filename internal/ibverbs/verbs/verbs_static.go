@@ -34,6 +34,11 @@ func (*Device) QueryPort(int) (PortAttr, error) {
 	return PortAttr{}, &UnavailableError{Reason: staticReason}
 }
 
+// QueryDevice implements the loaded API; unreachable in this build.
+func (*Device) QueryDevice() (DeviceAttr, error) {
+	return DeviceAttr{}, &UnavailableError{Reason: staticReason}
+}
+
 // QueryPKey implements the loaded API; unreachable in this build.
 func (*Device) QueryPKey(int, int) (uint16, error) {
 	return 0, &UnavailableError{Reason: staticReason}

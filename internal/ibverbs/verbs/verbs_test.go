@@ -29,6 +29,22 @@ func TestDecodePortAttr(t *testing.T) {
 	}
 }
 
+func TestDecodeDeviceAttr(t *testing.T) {
+	b := make([]byte, deviceAttrSize)
+	binary.NativeEndian.PutUint16(b[offMaxPKeys:], 64)
+	b[offMaxPKeys-1], b[offPhysPortCnt-1], b[offPhysPortCnt] = 0xaa, 0xbb, 1 // max_srq_sge's last byte, local_ca_ack_delay
+	got, err := decodeDeviceAttr(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (DeviceAttr{MaxPKeys: 64, PhysPortCnt: 1}); got != want {
+		t.Fatalf("decodeDeviceAttr = %+v, want %+v", got, want)
+	}
+	if _, err := decodeDeviceAttr(b[:deviceAttrSize-1]); err == nil {
+		t.Fatal("a short buffer decoded without error")
+	}
+}
+
 // TestHostWithoutRDMA runs on whatever host the tests run on: with no library, with a
 // static build, or with no RDMA stack in the kernel, the answer is an
 // *UnavailableError with a reason, never a crash or an empty list that reads as "no

@@ -41,6 +41,10 @@ func (d fakeVerbsDev) QueryPort(port int) (verbs.PortAttr, error) {
 	return verbs.PortAttr{State: 4, GIDTblLen: 256, BadPKeyCntr: uint32(10*port + 1), QKeyViolCntr: uint32(10*port + 2), LinkLayer: d.linkLayer}, nil
 }
 
+func (fakeVerbsDev) QueryDevice() (verbs.DeviceAttr, error) {
+	return verbs.DeviceAttr{}, &verbs.CallError{Call: "ibv_query_device", Errno: syscall.EOPNOTSUPP}
+}
+
 func (fakeVerbsDev) Close() error { return nil }
 
 // TestHostVerbsViolations: in host mode the P_Key/Q_Key violation counters come from

@@ -83,11 +83,12 @@ What each library does (from its own source; see docs/job.md):
                          it are skipped; InfiniBand ports only with
                          OMPI_MCA_btl_openib_allow_ib=1; with pml ucx,
                          UCX_IB_PKEY applies
-  perftest --pkey_index  an INDEX, default 0; beyond the table perftest uses 0
-                         on InfiniBand (on RoCE from max_pkeys: rdma_rxe's 64,
-                         another driver's not known: not checked below 65535);
-                         negative: its uint16_t; -O/--dualport: ports 1 and 2;
-                         with -R (rdma_cm) not used: not checked
+  perftest --pkey_index  an INDEX, default 0; perftest uses 0 above the
+                         device's max_pkeys-1 (read through libibverbs here;
+                         on InfiniBand the table's size; on RoCE not read:
+                         not checked below 65535); negative: its uint16_t;
+                         -O/--dualport: ports 1 and 2; with -R (rdma_cm) not
+                         used: on RoCE 0xffff's entry, else not checked
 Libraries checked: --lib, else those whose settings are given, else all but
 perftest.
 

@@ -67,6 +67,10 @@ func (d *fakeDevice) QueryPort(port int) (verbs.PortAttr, error) {
 	return a, nil
 }
 
+func (*fakeDevice) QueryDevice() (verbs.DeviceAttr, error) {
+	return verbs.DeviceAttr{}, errors.New("ibv_query_device: not in this fake")
+}
+
 func (d *fakeDevice) Close() error { d.closed = true; return nil }
 
 // verbsRoot is `ibkey watch counters` whose verbs source is src (the test's libibverbs,
