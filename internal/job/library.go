@@ -371,6 +371,13 @@ func (s *setup) settledReject(in Inputs) string {
 	env := maps.Clone(in.Env)
 	delete(env, s.Library.Vars[0])
 	in.Env = env
+	if a := in.Perftest; a != nil && a.badPKey {
+		// perftest's --pkey_index, the setting proposed (perftest stops at its first
+		// bad value: one after it is not known).
+		b := *a
+		b.BadValue, b.badPKey = "", false
+		in.Perftest = &b
+	}
 	return s.Library.setup(in).Reject
 }
 

@@ -47,7 +47,10 @@ type PerftestArgs struct {
 	PKeyIdx  int
 	Given    bool   // --pkey_index was given
 	BadValue string // an option value perftest rejects ("" when all parse)
-	RDMACM   bool   // -R/--rdma_cm: rdma_cm connects the QPs, --pkey_index is not used
+	// badPKey: BadValue is --pkey_index's, which the setting a fix or a gate
+	// proposes replaces (settledReject).
+	badPKey bool
+	RDMACM  bool // -R/--rdma_cm: rdma_cm connects the QPs, --pkey_index is not used
 	// Port2 is -O/--dualport's second port (DEF_IB_PORT2, 2), 0 without -O: half
 	// the QPs use it, with the same --pkey_index (ctx_modify_qp_to_init).
 	Port2 int
@@ -67,7 +70,7 @@ func ParsePerftestArgs(line string) PerftestArgs {
 			return f[*i]
 		}
 		if a.BadValue == "" {
-			a.BadValue = name + " needs a value"
+			a.BadValue, a.badPKey = name+" needs a value", name == "--pkey_index"
 		}
 		return ""
 	}
@@ -75,7 +78,7 @@ func ParsePerftestArgs(line string) PerftestArgs {
 	check := func(name, typ, s string) cNumber {
 		n := parseC(s, 0)
 		if n.Rest != "" && a.BadValue == "" {
-			a.BadValue = fmt.Sprintf("%s argument %s should be %s", name, s, typ)
+			a.BadValue, a.badPKey = fmt.Sprintf("%s argument %s should be %s", name, s, typ), name == "Pkey index"
 		}
 		return n
 	}

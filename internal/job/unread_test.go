@@ -304,6 +304,21 @@ func TestWantOneIndexUnread(t *testing.T) {
 
 // perftest -R: rdma_cm takes the P_Key from the route, not --pkey_index: no index
 // setting is suggested as if it decided the partition.
+// A bad --pkey_index is what the proposed --pkey_index replaces; a bad -i is not.
+func TestWantPerftestBadValue(t *testing.T) {
+	ports := []*Port{port("", "mlx5_0", 1, 0xffff, 0x8002)}
+	for line, want := range map[string]Verdict{
+		"ib_send_bw -d mlx5_0 --pkey_index=1x": Works,
+		"ib_send_bw -d mlx5_0 --pkey_index":    Works,
+		"ib_send_bw -d mlx5_0 -i 1x":           DoesNotWork,
+	} {
+		a := ParsePerftestArgs(line)
+		if w := WantPartition([]*Library{&Perftest}, Inputs{Env: Env{}, Perftest: &a}, 0x8002, ports)[0]; w.Verdict != want {
+			t.Errorf("%s: %s (%q), want %s", line, w.Verdict, w.Findings, want)
+		}
+	}
+}
+
 func TestWantPerftestRDMACM(t *testing.T) {
 	a := ParsePerftestArgs("ib_send_bw -d mlx5_0 -R")
 	w := WantPartition([]*Library{&Perftest}, Inputs{Env: Env{}, Perftest: &a}, unreadKey, []*Port{port("", "mlx5_0", 1, 0xffff, 0x8002)})[0]
