@@ -184,6 +184,7 @@ func plan(bin string) []Command {
 	cmds = append(cmds,
 		Command{Name: "pkeyindex", Script: bin + "/pkeyindex " + dev + " " + port + " " + pkeyIndexes},
 		Command{Name: "perftest_pkey", Script: perftestScript(ibkey), Timeout: 240 * time.Second})
+	cmds = append(cmds, ucxPlan(ibkey)...) // the real UCX against ibkey job (ucx_kernel_test.go)
 	// A pod's view (pod_kernel_test.go), last: the exclusive mode stays set.
 	return append(cmds, podPlan(ibkey)...)
 }
