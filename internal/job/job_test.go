@@ -279,6 +279,42 @@ func TestUCXPKey(t *testing.T) {
 	}
 }
 
+// UCX_TLS: a list without InfiniBand transports opens no RDMA port, and UCX then
+// reads no UCX_IB_PKEY (Debian's 1.13.1 on rxe: "unused env variable", the worker
+// created; TestUCXOnKernel); a verbs transport or its alias opens them; what ibkey
+// cannot follow is not checked.
+func TestUCXTransports(t *testing.T) {
+	roce := port("", "rxe0", 1, 0xffff)
+	roce.LinkLayer = "Ethernet"
+	for _, c := range []struct {
+		tls     []string
+		used    bool
+		verdict Verdict
+	}{
+		{nil, true, Works},
+		{[]string{"UCX_TLS=tcp"}, false, DoesNotWork},
+		{[]string{"UCX_TLS=sm,self,tcp", "UCX_IB_PKEY=8001"}, false, DoesNotWork},
+		{[]string{"UCX_TLS="}, false, DoesNotWork},
+		{[]string{"UCX_TLS=rc_v"}, true, Works},
+		{[]string{"UCX_TLS=sm,self,ud"}, true, Works},
+		{[]string{"UCX_TLS=all"}, true, Works},
+		{[]string{"UCX_TLS=^tcp"}, true, Works},
+		{[]string{"UCX_TLS=rc_v", "UCX_IB_PKEY=8001"}, true, DoesNotWork},
+		{[]string{"UCX_TLS=^ib"}, true, Incomplete},
+		{[]string{"UCX_TLS=rc_x,sm"}, true, Incomplete},
+		{[]string{"UCX_TLS=tcp,efa_new"}, true, Incomplete},
+		{[]string{"UCX_TLS=all,tcp"}, true, Incomplete},
+	} {
+		r := Resolve([]*Library{&UCX}, env(c.tls...), []*Port{roce})[0]
+		if r.Ports[0].Used != c.used || r.Verdict != c.verdict {
+			t.Errorf("%v: used %v (%s), %s; want used %v, %s", c.tls, r.Ports[0].Used, r.Ports[0].Why, r.Verdict, c.used, c.verdict)
+		}
+		if !c.used && strings.Contains(r.Setting, "UCX_IB_PKEY") {
+			t.Errorf("%v: setting %q, but UCX reads no UCX_IB_PKEY", c.tls, r.Setting)
+		}
+	}
+}
+
 // UCX_NET_DEVICES values that UCX 1.21 and later read differently from UCX before
 // 1.21 (Debian 12's 1.13.1 takes "all,mlx5_0" and "^mlx5_0" as they are, ucx_info
 // -c) leave the answer not checked, naming both readings, rather than failing or

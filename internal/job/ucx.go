@@ -55,14 +55,26 @@ import (
 //     except a value UCX cannot parse in one the verbs transports read
 //     (ucxVerbsVars: they are opened on every RDMA port unless UCX_TLS leaves them
 //     out), which fails like UCX_IB_PKEY's.
+//   - UCX_TLS that names no InfiniBand transport opens no RDMA port (ucxTLS).
 var UCX = Library{
 	ID: "ucx", Name: "UCX", Kind: ByValue,
-	Vars:   []string{"UCX_IB_PKEY", "UCX_NET_DEVICES"},
-	Source: "openucx/ucx src/uct/ib/base/ib_iface.c uct_ib_iface_init_pkey and uct_ib_iface_is_reachable, src/ucp/core/ucp_worker.c ucp_worker_add_resource_ifaces, src/ucs/config/parser.c ucs_config_sscanf_hex, src/ucp/core/ucp_context.c ucp_is_resource_in_device_list",
+	Vars:      []string{"UCX_IB_PKEY", "UCX_NET_DEVICES"},
+	Modifiers: []string{"UCX_TLS"},
+	Source:    "openucx/ucx src/uct/ib/base/ib_iface.c uct_ib_iface_init_pkey and uct_ib_iface_is_reachable, src/ucp/core/ucp_worker.c ucp_worker_add_resource_ifaces, src/ucs/config/parser.c ucs_config_sscanf_hex, src/ucp/core/ucp_context.c ucp_is_resource_in_device_list",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
 		v, set := env["UCX_IB_PKEY"]
 		key, reject, notes := ucxParsePKey(v, set)
+		tls, hasTLS := env["UCX_TLS"]
+		ib, unsure := ucxTLS(tls, hasTLS)
+		if !ib {
+			// No InfiniBand interface opens, so none reads UCX_IB_PKEY: UCX warns
+			// "unused env variable" and goes on.
+			reject = ""
+		}
+		if unsure != "" {
+			s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_TLS=%s %s; ibkey does not interpret it", tls, unsure))
+		}
 		s.Reject, s.Notes = reject, append(s.Notes, notes...)
 		if key == ucxAuto && set && !strings.EqualFold(v, "auto") {
 			s.Unchecked = append(s.Unchecked, "UCX_IB_PKEY="+v+" reads 0xfffe, which UCX 1.8.0 and later take as auto (UCS_HEXUNITS_AUTO: partition 0x7ffe is not looked for) and older UCX refuses; "+ucxVersionUnknown)
@@ -79,6 +91,9 @@ var UCX = Library{
 		default:
 			s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: partition 0x%04x, a full-member entry preferred", v, key)
 		}
+		if !ib {
+			s.Setting = "UCX_TLS=" + tls + ": no InfiniBand transport, so no port's P_Key is looked up"
+		}
 		devs, hasDevs := env["UCX_NET_DEVICES"]
 		filter := parseUCXDevices(devs, hasDevs)
 		if hasDevs {
@@ -92,8 +107,7 @@ var UCX = Library{
 			if name == "UCX_IB_PKEY" || !UCXPKeyVar(name) {
 				continue
 			}
-			_, tls := env["UCX_TLS"]
-			if _, bad, _ := ucxParsePKey(env[name], true); bad != "" && !tls && ucxVerbsVars[name] && s.Reject == "" {
+			if _, bad, _ := ucxParsePKey(env[name], true); bad != "" && !hasTLS && ucxVerbsVars[name] && s.Reject == "" {
 				s.Reject = strings.Replace(bad, "UCX_IB_PKEY", name, 1) + " (\"Invalid value for PKEY\": the verbs transport reading it fails to open)"
 				continue
 			}
@@ -105,6 +119,9 @@ var UCX = Library{
 		s.Assumptions = append(s.Assumptions, "UCX: only the environment (and --env) is read; a ucx.conf file can also set UCX_IB_PKEY")
 		s.roce = true
 		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
+			if !ib {
+				return false, "UCX_TLS=" + tls + " names no InfiniBand transport"
+			}
 			if filter.match(dev, num) {
 				return true, "ACTIVE"
 			}
@@ -113,6 +130,46 @@ var UCX = Library{
 		s.value = key
 	},
 	lookup: ucxPick,
+}
+
+// ucxTLS reads UCX_TLS (ucp_config_table "TLS", an allow list like
+// UCX_NET_DEVICES; its aliases are ucp_tl_aliases, src/ucp/core/ucp_context.c): ib
+// is false when it names no InfiniBand transport, so that UCX opens no RDMA port
+// (Debian's 1.13.1: UCX_TLS=tcp leaves rxe0 alone and "unused env variable:
+// UCX_IB_PKEY"); unsure says why that is not known here. A list that names a verbs
+// transport or an alias of one (rc_verbs and ud_verbs, which every RDMA device has:
+// ib, rc, rc_v, ud, ud_v) opens one; one that names only mlx5 transports opens
+// them only on mlx5 devices, which ibkey does not tell apart; a negated list
+// ('^') that names an InfiniBand transport or alias leaves the rest to aliases and
+// auxiliary transports, which ibkey does not follow.
+func ucxTLS(v string, set bool) (ib bool, unsure string) {
+	if !set {
+		return true, ""
+	}
+	negate := strings.HasPrefix(v, "^")
+	var names []string
+	for _, n := range strings.Split(strings.TrimPrefix(v, "^"), ",") {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	verbs := map[string]bool{"ib": true, "rc": true, "rc_v": true, "ud": true, "ud_v": true, "rc_verbs": true, "ud_verbs": true}
+	mlx5 := map[string]bool{"rc_x": true, "ud_x": true, "dc": true, "dc_x": true, "rc_mlx5": true, "ud_mlx5": true, "dc_mlx5": true, "gga": true, "gga_mlx5": true}
+	other := map[string]bool{"tcp": true, "self": true, "sm": true, "shm": true, "mm": true, "posix": true, "sysv": true, "xpmem": true, "knem": true, "cma": true,
+		"cuda": true, "cuda_copy": true, "cuda_ipc": true, "gdr_copy": true, "rocm": true, "rocm_copy": true, "rocm_ipc": true, "rocm_gdr": true, "ze": true, "ze_copy": true, "ze_ipc": true, "ze_gdr": true}
+	switch {
+	case len(names) == 1 && names[0] == "all" && !negate:
+		return true, ""
+	case slices.ContainsFunc(names, func(n string) bool { return !verbs[n] && !mlx5[n] && !other[n] }):
+		return true, "names a transport ibkey does not know"
+	case negate && slices.ContainsFunc(names, func(n string) bool { return verbs[n] || mlx5[n] }):
+		return true, "leaves out InfiniBand transports"
+	case negate || slices.ContainsFunc(names, func(n string) bool { return verbs[n] }):
+		return true, ""
+	case slices.ContainsFunc(names, func(n string) bool { return mlx5[n] }):
+		return true, "names only UCX's mlx5 transports, which only mlx5 devices have"
+	}
+	return false, ""
 }
 
 // ucxVerbsVars are the PKEY variables rc_verbs and ud_verbs read besides
