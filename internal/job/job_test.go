@@ -294,6 +294,7 @@ func TestUCXTransports(t *testing.T) {
 		{nil, true, Works},
 		{[]string{"UCX_TLS=tcp"}, false, DoesNotWork},
 		{[]string{"UCX_TLS=sm,self,tcp", "UCX_IB_PKEY=8001"}, false, DoesNotWork},
+		{[]string{"UCX_TLS=tcp", "UCX_RC_VERBS_PKEY=0x3", "UCX_IB_PKEY=0xfffe"}, false, DoesNotWork}, // nothing read: nothing left open
 		{[]string{"UCX_TLS="}, false, DoesNotWork},
 		{[]string{"UCX_TLS=rc_v"}, true, Works},
 		{[]string{"UCX_TLS=sm,self,ud"}, true, Works},

@@ -76,7 +76,7 @@ var UCX = Library{
 			s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_TLS=%s %s; ibkey does not interpret it", tls, unsure))
 		}
 		s.Reject, s.Notes = reject, append(s.Notes, notes...)
-		if key == ucxAuto && set && !strings.EqualFold(v, "auto") {
+		if key == ucxAuto && set && !strings.EqualFold(v, "auto") && ib {
 			s.Unchecked = append(s.Unchecked, "UCX_IB_PKEY="+v+" reads 0xfffe, which UCX 1.8.0 and later take as auto (UCS_HEXUNITS_AUTO: partition 0x7ffe is not looked for) and older UCX refuses; "+ucxVersionUnknown)
 		}
 		switch {
@@ -104,7 +104,7 @@ var UCX = Library{
 			s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_NET_DEVICES=%s: UCX 1.21 and later %s, but UCX before 1.21 %s; %s", devs, filter.reading(), filter.legacy, ucxVersionUnknown))
 		}
 		for _, name := range env.Names() {
-			if name == "UCX_IB_PKEY" || !UCXPKeyVar(name) {
+			if name == "UCX_IB_PKEY" || !UCXPKeyVar(name) || !ib {
 				continue
 			}
 			if _, bad, _ := ucxParsePKey(env[name], true); bad != "" && !hasTLS && ucxVerbsVars[name] && s.Reject == "" {
