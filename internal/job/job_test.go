@@ -225,21 +225,94 @@ func TestUCXPKey(t *testing.T) {
 			t.Errorf("UCX_IB_PKEY=%s: index %d, verdict %s, unchecked %q; want auto (index 1), not checked", v, pk.Index, r.Verdict, r.Unchecked)
 		}
 	}
+	// RoCE: index 0 (0xffff) whatever the value, from UCX 1.12.0 (Debian's 1.13.1 on
+	// rxe, TestUCXOnKernel); before, the InfiniBand lookup, which finds the same entry
+	// only for auto and 0x7fff: otherwise the answer depends on the UCX version.
 	roce := port("", "mlx5_2", 1, 0xffff)
 	roce.LinkLayer = "Ethernet"
-	pk, _ := pickOn(t, &UCX, env("UCX_IB_PKEY=0x5"), roce)
-	if pk.Outcome != Uses || pk.Index != 0 || pk.PKey != 0xffff {
-		t.Errorf("RoCE: %+v, want index 0 0xffff without reading the table", pk)
+	for _, c := range []struct {
+		v, why string
+	}{
+		{"auto", ""}, {"0x7fff", ""},
+		{"0x5", "unable to find specified pkey 0x5"},
+		{"0x8001", "requested pkey 0x8001 is invalid"},
+		{"0xffff", "requested pkey 0xffff is invalid"},
+		{"0x0", "unable to find specified pkey 0x0"},
+	} {
+		pk, r := pickOn(t, &UCX, env("UCX_IB_PKEY="+c.v), roce)
+		switch {
+		case c.why == "" && (pk.Outcome != Uses || pk.Index != 0 || pk.PKey != 0xffff || r.Verdict != Works):
+			t.Errorf("RoCE, UCX_IB_PKEY=%s: %+v, %s; want index 0 0xffff without reading the table", c.v, pk, r.Verdict)
+		case c.why != "" && (pk.Outcome != NotChecked || r.Verdict != Incomplete || !strings.Contains(pk.Problem, "UCX 1.12.0 and later use index 0, 0xffff") || !strings.Contains(pk.Problem, c.why)):
+			t.Errorf("RoCE, UCX_IB_PKEY=%s: %+v, %s; want not checked: index 0 from UCX 1.12.0, %q before", c.v, pk, r.Verdict, c.why)
+		}
 	}
-	r := Resolve([]*Library{&UCX}, env("UCX_RC_VERBS_PKEY=0x3"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+	// A value above 0x7fff fails on an InfiniBand port (the worker, so the host), not
+	// on a RoCE one: not a rejection of the setting everywhere.
+	roceH := port("h", "mlx5_2", 1, 0xffff)
+	roceH.LinkLayer = "Ethernet"
+	r := Resolve([]*Library{&UCX}, env("UCX_IB_PKEY=0x8001"), []*Port{port("h", "mlx5_0", 1, 0xffff, 0x8001), roceH})[0]
+	if r.Verdict != DoesNotWork || len(r.Aborts) != 1 || r.Aborts[0].Device != "mlx5_0" || !strings.Contains(r.Setting, "UCX rejects it on InfiniBand ports (give UCX_IB_PKEY=0x0001), not on RoCE ports") {
+		t.Errorf("UCX_IB_PKEY=0x8001 on InfiniBand and RoCE: %s, aborts %+v, setting %q", r.Verdict, r.Aborts, r.Setting)
+	}
+	r = Resolve([]*Library{&UCX}, env("UCX_RC_VERBS_PKEY=0x3"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
 	if r.Verdict != Incomplete {
 		t.Errorf("a per-transport PKEY variable: verdict %s, want not-checked", r.Verdict)
+	}
+	// A value UCX cannot parse in the verbs transports' own variables fails their
+	// interfaces, opened on every port (Debian's 1.13.1: "Invalid value for PKEY");
+	// with UCX_TLS set they may not be opened.
+	for _, name := range []string{"UCX_RC_VERBS_PKEY", "UCX_UD_VERBS_PKEY"} {
+		r = Resolve([]*Library{&UCX}, env(name+"=8001"), []*Port{roce})[0]
+		if r.Verdict != DoesNotWork || !strings.Contains(r.Setting, name+"=8001") {
+			t.Errorf("%s=8001: %s, setting %q; want does not work", name, r.Verdict, r.Setting)
+		}
+		if r = Resolve([]*Library{&UCX}, env(name+"=8001", "UCX_TLS=rc_x"), []*Port{roce})[0]; r.Verdict != Incomplete {
+			t.Errorf("%s=8001 UCX_TLS=rc_x: %s; want not checked", name, r.Verdict)
+		}
 	}
 	// A name UCX does not read (its names are upper case) is a look-alike, not an
 	// override that leaves the answer open.
 	r = Resolve([]*Library{&UCX}, env("UCX_rc_PKEY=0x3"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
 	if l := LookAlikes(Env{"UCX_rc_PKEY": "0x3"}); r.Verdict != Works || len(l) != 1 {
 		t.Errorf("UCX_rc_PKEY: verdict %s, look-alikes %q; want works and one look-alike", r.Verdict, l)
+	}
+}
+
+// UCX_TLS: a list without InfiniBand transports opens no RDMA port, and UCX then
+// reads no UCX_IB_PKEY (Debian's 1.13.1 on rxe: "unused env variable", the worker
+// created; TestUCXOnKernel); a verbs transport or its alias opens them; what ibkey
+// cannot follow is not checked.
+func TestUCXTransports(t *testing.T) {
+	roce := port("", "rxe0", 1, 0xffff)
+	roce.LinkLayer = "Ethernet"
+	for _, c := range []struct {
+		tls     []string
+		used    bool
+		verdict Verdict
+	}{
+		{nil, true, Works},
+		{[]string{"UCX_TLS=tcp"}, false, DoesNotWork},
+		{[]string{"UCX_TLS=sm,self,tcp", "UCX_IB_PKEY=8001"}, false, DoesNotWork},
+		{[]string{"UCX_TLS=tcp", "UCX_RC_VERBS_PKEY=0x3", "UCX_IB_PKEY=0xfffe"}, false, DoesNotWork}, // nothing read: nothing left open
+		{[]string{"UCX_TLS="}, false, DoesNotWork},
+		{[]string{"UCX_TLS=rc_v"}, true, Works},
+		{[]string{"UCX_TLS=sm,self,ud"}, true, Works},
+		{[]string{"UCX_TLS=all"}, true, Works},
+		{[]string{"UCX_TLS=^tcp"}, true, Works},
+		{[]string{"UCX_TLS=rc_v", "UCX_IB_PKEY=8001"}, true, DoesNotWork},
+		{[]string{"UCX_TLS=^ib"}, true, Incomplete},
+		{[]string{"UCX_TLS=rc_x,sm"}, true, Incomplete},
+		{[]string{"UCX_TLS=tcp,efa_new"}, true, Incomplete},
+		{[]string{"UCX_TLS=all,tcp"}, true, Incomplete},
+	} {
+		r := Resolve([]*Library{&UCX}, env(c.tls...), []*Port{roce})[0]
+		if r.Ports[0].Used != c.used || r.Verdict != c.verdict {
+			t.Errorf("%v: used %v (%s), %s; want used %v, %s", c.tls, r.Ports[0].Used, r.Ports[0].Why, r.Verdict, c.used, c.verdict)
+		}
+		if !c.used && strings.Contains(r.Setting, "UCX_IB_PKEY") {
+			t.Errorf("%v: setting %q, but UCX reads no UCX_IB_PKEY", c.tls, r.Setting)
+		}
 	}
 }
 

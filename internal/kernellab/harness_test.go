@@ -14,7 +14,7 @@ import (
 
 // InstallHint is what provides the lab: the packages, and the current Debian kernel
 // image unpacked into the user's cache.
-const InstallHint = "scripts/kernel-lab install (apt-get install -y qemu-system-x86 kmod cpio busybox-static ibverbs-utils rdma-core libibverbs-dev gcc perftest; then the linux-image package `apt-cache depends linux-image-amd64` names, unpacked under ~/.cache/ibkey-kernel-lab)"
+const InstallHint = "scripts/kernel-lab install (apt-get install -y qemu-system-x86 kmod cpio busybox-static ibverbs-utils rdma-core libibverbs-dev gcc perftest ucx-utils; then the linux-image package `apt-cache depends linux-image-amd64` names, unpacked under ~/.cache/ibkey-kernel-lab)"
 
 // rxeSetup is what a boot runs first, as root: the rxe driver, umad and uverbs, and
 // rxe0 on a dummy netdev (no address needed: GID 0 is the link-local one from the
