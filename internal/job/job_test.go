@@ -292,10 +292,13 @@ func TestUCXTransports(t *testing.T) {
 		verdict Verdict
 	}{
 		{nil, true, Works},
-		{[]string{"UCX_TLS=tcp"}, false, DoesNotWork},
-		{[]string{"UCX_TLS=sm,self,tcp", "UCX_IB_PKEY=8001"}, false, DoesNotWork},
-		{[]string{"UCX_TLS=tcp", "UCX_RC_VERBS_PKEY=0x3", "UCX_IB_PKEY=0xfffe"}, false, DoesNotWork}, // nothing read: nothing left open
+		{[]string{"UCX_TLS=tcp"}, false, NotApplicable},
+		{[]string{"UCX_TLS=sm,self,tcp", "UCX_IB_PKEY=8001"}, false, NotApplicable},
+		{[]string{"UCX_TLS=tcp", "UCX_RC_VERBS_PKEY=0x3", "UCX_IB_PKEY=0xfffe"}, false, NotApplicable}, // nothing read: nothing left open
+		// An empty list: "The TLs list is empty" (a real ucx_info 1.13.1 exits 244).
 		{[]string{"UCX_TLS="}, false, DoesNotWork},
+		{[]string{"UCX_TLS=^"}, false, DoesNotWork},
+		{[]string{"UCX_TLS=,,"}, false, DoesNotWork},
 		{[]string{"UCX_TLS=rc_v"}, true, Works},
 		{[]string{"UCX_TLS=sm,self,ud"}, true, Works},
 		{[]string{"UCX_TLS=all"}, true, Works},
@@ -307,6 +310,12 @@ func TestUCXTransports(t *testing.T) {
 		{[]string{"UCX_TLS=all,tcp"}, true, Incomplete},
 	} {
 		r := Resolve([]*Library{&UCX}, env(c.tls...), []*Port{roce})[0]
+		if c.verdict == NotApplicable {
+			if r.Verdict != c.verdict || r.Inactive == "" || len(r.Unchecked) > 0 {
+				t.Errorf("%v: %s (%q, unchecked %q), want not applicable", c.tls, r.Verdict, r.Inactive, r.Unchecked)
+			}
+			continue
+		}
 		if r.Ports[0].Used != c.used || r.Verdict != c.verdict {
 			t.Errorf("%v: used %v (%s), %s; want used %v, %s", c.tls, r.Ports[0].Used, r.Ports[0].Why, r.Verdict, c.used, c.verdict)
 		}

@@ -91,8 +91,16 @@ var UCX = Library{
 		default:
 			s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: partition 0x%04x, a full-member entry preferred", v, key)
 		}
-		if !ib {
+		switch {
+		case hasTLS && strings.Trim(tls, "^,") == "":
+			// ucs_config_sscanf_allow_list drops empty names; ucp_check_resource_config
+			// (ucp_context.c) refuses a list left empty (Debian's 1.13.1 too).
+			s.Reject, ib = fmt.Sprintf("UCX_TLS=%q names no transport: UCX refuses it (\"The TLs list is empty\", ucp_check_resource_config) and creates no worker", tls), false
+		case !ib:
+			// UCX runs over what UCX_TLS names (TCP, shared memory): no QP of its
+			// own, so no partition, and the job does not stop for it.
 			s.Setting = "UCX_TLS=" + tls + ": no InfiniBand transport, so no port's P_Key is looked up"
+			s.Inactive = "UCX_TLS=" + tls + ": UCX opens no InfiniBand or RoCE transport (P_Keys do not apply to what it uses)"
 		}
 		devs, hasDevs := env["UCX_NET_DEVICES"]
 		filter := parseUCXDevices(devs, hasDevs)

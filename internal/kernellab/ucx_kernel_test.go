@@ -67,6 +67,7 @@ func ucxCases() []ucxCase {
 	add("tls_tcp_pkey", false, "UCX_TLS=tcp", "UCX_IB_PKEY=8001")
 	add("tls_rc_v", false, "UCX_TLS=rc_v", "UCX_IB_PKEY=0x8001")
 	add("tls_not_tcp", false, "UCX_TLS=^tcp")
+	add("tls_empty", false, "UCX_TLS=") // "The TLs list is empty"
 	// The port not ACTIVE.
 	add("down", true)
 	return cs
@@ -233,6 +234,13 @@ type ucxRun struct {
 func checkUCXCase(t *testing.T, u ucxRun) {
 	t.Helper()
 	ls := u.ibkey.Libraries
+	if len(ls) == 1 && ls[0].Verdict == "not-applicable" {
+		// UCX_TLS without an RDMA transport: UCX must open no RDMA port and start.
+		if ucxUsing.MatchString(u.log) || u.ucxExit != 0 || u.ibkeyExit != 0 {
+			t.Errorf("%q: ibkey says UCX uses no RDMA transport (exit %d); UCX exited %d\n%s", u.c.Env, u.ibkeyExit, u.ucxExit, u.log)
+		}
+		return
+	}
 	if len(ls) != 1 || ls[0].Library != "ucx" || len(ls[0].Ports) != 1 {
 		t.Fatalf("%q: ibkey judged %+v, want UCX on %s/%s alone\n%s", u.c.Env, ls, dev, port, u.ibkeyErr)
 	}
