@@ -1436,3 +1436,35 @@ func testPerftestMaxPKeys(t *testing.T, pf func(string) Inputs) {
 		t.Errorf("--pkey_index=-1: setting %q, want index 65535", r.Setting)
 	}
 }
+
+// perftest -R on RoCE takes rdma_cm's entry for 0xffff (cma_ib_init_qp_attr,
+// ib_find_cached_pkey: the first full entry, else the last limited one); an entry
+// not read before a full one may be it.
+func TestPerftestRDMACMEntry(t *testing.T) {
+	roce := func(entries ...int) *Port {
+		p := port("", "rxe0", 1, entries...)
+		p.LinkLayer = "Ethernet"
+		return p
+	}
+	for _, c := range []struct {
+		p       *Port
+		outcome Outcome
+		index   int
+	}{
+		{roce(0xffff), Uses, 0},
+		{roce(0x8001, 0xffff), Uses, 1},
+		{roce(0x7fff, 0x8001, 0x7fff), Uses, 2},
+		{roce(0x7fff, 0xffff), Uses, 1},
+		{roce(0x8001), Fails, -1},
+		{roce(unread, 0xffff), NotChecked, -1},
+		{roce(0x7fff, unread), NotChecked, -1},
+	} {
+		pk, ok := perftestRDMACM(c.p)
+		if !ok || pk.Outcome != c.outcome || pk.Index != c.index {
+			t.Errorf("%v: %v %s index %d, want %s index %d", c.p.Table, ok, pk.Outcome, pk.Index, c.outcome, c.index)
+		}
+	}
+	if _, ok := perftestRDMACM(port("", "mlx5_0", 1, 0xffff)); ok {
+		t.Error("InfiniBand: decided, want left to the route's IPoIB interface")
+	}
+}

@@ -281,9 +281,8 @@ func perftestRDMACM(p *Port) (Pick, bool) {
 	for _, e := range p.Table {
 		switch {
 		case !e.Readable:
-			if limited < 0 {
-				return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("perftest -R: rdma_cm takes the entry of 0xffff on RoCE, and entry %d of %s could not be read", e.Index, p.Label())}, true
-			}
+			// It may be 0xffff, before any full one (or a later limited one).
+			return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("perftest -R: rdma_cm takes the entry of 0xffff on RoCE, and entry %d of %s could not be read", e.Index, p.Label())}, true
 		case e.PKey == check.DefaultFull:
 			return rdmaCMUses(e.Index, e.PKey), true
 		case e.PKey == check.DefaultLimited:
