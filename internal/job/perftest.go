@@ -40,6 +40,102 @@ var Perftest = Library{
 // a letter followed by ':' takes a value.
 const perftestShort = "w:y:p:d:i:m:s:n:t:u:S:x:c:q:I:o:M:r:Q:A:l:D:f:B:T:L:E:J:j:K:k:X:W:aFegzRvhbNVCHUOZP"
 
+// perftestLongOptions are perftest's long options (long_options[] in
+// src/perftest_parameters.c, every one a build may have): a leading '+' marks one
+// master (2026-07) has and 4.5-0.17 (Debian 12's 4.5+0.17) lacks, '-' the reverse;
+// a trailing '=' one that takes a value.
+const perftestLongOptions = `
+	CPU-freq MGID= aes_block_size= aes_xts all atomic_type= bidirectional
+	+bind_source_ip= burst_size= client comm_rdma_cm +congest_type= connection=
+	+connectionless +cpu_id= cpu_util cq-mod= +cqe_poll= credentials_path=
+	+cuda_mem_type= data_enc_key_app_path= data_enc_keys_number=
+	+data_validation +data_validation_debug dest_ip= dest_mac= dest_port=
+	+disable_dynamic_polling +disable_numa disable_pcie_relaxed dlid=
+	dont_xchg_versions dualport duration= encrypt_on_tx ethertype= events
+	flow_label= flows= flows_burst= force-link= gid-index= +gpu_touch= help
+	hop_limit= ib-dev= ib-port= -inline_recv= inline_size= ipv6 +ipv6-addr
+	iters= kek_path= latency_gap= limit_bw= limit_msgrate= local_ip= local_mac=
+	local_port= log_active_dci_streams= log_dci_streams= mac_fwd margin= mcg
+	mmap= mmap-offset= mr_per_qp mtu= noPeak +no_enhanced_reorder +no_lock
+	+numa_node= odp +opencl_platform_id= out_json out_json_file= output= outs=
+	+payload_file_path= perform_warm_up +ph= +pin_cores= pkey_index= port=
+	post_list= promiscuous qp= qp-timeout= rate_limit= rate_limit_type=
+	rate_units= raw_ipv6 raw_mcast rdma_cm recv_post_list= remote_ip=
+	remote_mac= remote_port= reply_every= report-both report-counters=
+	report-cycles report-histogrm report-per-port report-unsorted report_gbits
+	retry_count= reversed run_infinitely rx-depth= +send_with_imm server
+	sig_before +sig_offload size= sl= sniffer source_ip= source_mac=
+	source_port= tclass= tcp tos= +tph_mem= tx-depth= typical_pkt_size=
+	+unsolicited_write +use-null-mr use-srq use_cuda= use_cuda_bus_id=
+	+use_cuda_dmabuf +use_cuda_pcie_mapping +use_data_direct +use_hl=
+	use_hugepages +use_ib_dm_dmabuf= +use_mlu= +use_mlu_dmabuf +use_musa=
+	+use_musa_bus_id= +use_musa_dmabuf +use_musa_pcie_mapping +use_neuron=
+	+use_neuron_dmabuf use_old_post_send use_ooo +use_opencl= use_rocm=
+	+use_rocm_dmabuf use_rss vector= version vlan_en vlan_pcp= wait_destroy=
+	+write_with_imm
+`
+
+// perftestLong resolves --name as glibc's getopt_long (process_long_option) does
+// against perftest 4.5-0.17's options and master's: the option of that exact name,
+// else the one option it abbreviates. When both versions refuse it (no such option,
+// or several it may abbreviate) the command line is refused; when they read it
+// differently, the line is not checked (a.Unsure), and ibkey goes on with the reading
+// of the version that has the option.
+func perftestLong(a *PerftestArgs, name string) (opt string, takes, ok bool) {
+	type reading struct {
+		opt   string
+		takes bool
+		why   string
+	}
+	read := func(old bool) reading {
+		var cands []reading
+		for _, f := range strings.Fields(perftestLongOptions) {
+			if f[0] == '+' && old || f[0] == '-' && !old {
+				continue
+			}
+			f = strings.TrimLeft(f, "+-")
+			o := reading{opt: strings.TrimSuffix(f, "="), takes: strings.HasSuffix(f, "=")}
+			if o.opt == name {
+				return o
+			}
+			if strings.HasPrefix(o.opt, name) {
+				cands = append(cands, o)
+			}
+		}
+		switch len(cands) {
+		case 0:
+			return reading{why: fmt.Sprintf("unrecognized option '--%s'", name)}
+		case 1:
+			return cands[0]
+		}
+		var names []string
+		for _, c := range cands {
+			names = append(names, "'--"+c.opt+"'")
+		}
+		return reading{why: fmt.Sprintf("option '--%s' is ambiguous; possibilities: %s", name, strings.Join(names, " "))}
+	}
+	o, n := read(true), read(false)
+	switch {
+	case o.why != "" && n.why != "":
+		if a.BadValue == "" {
+			a.BadValue = n.why
+		}
+		return "", false, false
+	case o != n:
+		say := func(r reading) string {
+			if r.why != "" {
+				return "refuses it (" + r.why + ")"
+			}
+			return "reads --" + r.opt
+		}
+		a.Unsure = append(a.Unsure, fmt.Sprintf("--%s: perftest 4.5-0.17 %s, perftest master %s; ibkey does not know the job's perftest version", name, say(o), say(n)))
+	}
+	if n.why != "" {
+		n = o
+	}
+	return n.opt, n.takes, true
+}
+
 // PerftestArgs are a perftest command line's device, port and P_Key index options.
 type PerftestArgs struct {
 	Device   string // "" = the first device
@@ -50,7 +146,9 @@ type PerftestArgs struct {
 	// badPKey: BadValue is --pkey_index's, which the setting a fix or a gate
 	// proposes replaces (settledReject).
 	badPKey bool
-	RDMACM  bool // -R/--rdma_cm: rdma_cm connects the QPs, --pkey_index is not used
+	// Unsure are options perftest versions read differently (perftestLong).
+	Unsure []string
+	RDMACM bool // -R/--rdma_cm: rdma_cm connects the QPs, --pkey_index is not used
 	// Port2 is -O/--dualport's second port (DEF_IB_PORT2, 2), 0 without -O: half
 	// the QPs use it, with the same --pkey_index (ctx_modify_qp_to_init).
 	Port2 int
@@ -82,6 +180,13 @@ func ParsePerftestArgs(line string) PerftestArgs {
 		}
 		return n
 	}
+	// refuse is getopt's complaint, after which perftest prints "Invalid Command or
+	// flag" and its usage and exits.
+	refuse := func(why string) {
+		if a.BadValue == "" {
+			a.BadValue = why
+		}
+	}
 	port := func(s string) {
 		a.Port = int(uint8(check("IB Port", "uint8_t", s).Value))
 		if a.Port < 1 && a.BadValue == "" {
@@ -97,16 +202,28 @@ func ParsePerftestArgs(line string) PerftestArgs {
 			// getopt_long: "--name=value" or "--name value", the name or a prefix of it
 			// that no other perftest option shares ("--pk", "--ib-d", "--ib-p").
 			name, inline, eq := strings.Cut(arg[2:], "=")
+			opt, takes, ok := perftestLong(&a, name)
 			switch {
-			case len(name) >= 2 && strings.HasPrefix("pkey_index", name):
-				a.PKeyIdx, a.Given = check("Pkey index", "int", val(&i, "--pkey_index", inline, eq)).Int(), true
-			case len(name) >= 4 && strings.HasPrefix("ib-dev", name):
-				a.Device = val(&i, "--ib-dev", inline, eq)
-			case len(name) >= 4 && strings.HasPrefix("ib-port", name):
-				port(val(&i, "--ib-port", inline, eq))
-			case len(name) >= 2 && strings.HasPrefix("rdma_cm", name):
+			case !ok:
+				continue
+			case !takes && eq:
+				refuse(fmt.Sprintf("option '--%s' doesn't allow an argument", opt))
+				continue
+			}
+			v := ""
+			if takes {
+				v = val(&i, "--"+opt, inline, eq)
+			}
+			switch opt {
+			case "pkey_index":
+				a.PKeyIdx, a.Given = check("Pkey index", "int", v).Int(), true
+			case "ib-dev":
+				a.Device = v
+			case "ib-port":
+				port(v)
+			case "rdma_cm":
 				a.RDMACM = true
-			case len(name) >= 3 && strings.HasPrefix("dualport", name):
+			case "dualport":
 				a.Port, a.Port2 = 1, 2
 			}
 		case strings.HasPrefix(arg, "-") && len(arg) > 1:
@@ -115,7 +232,8 @@ func ParsePerftestArgs(line string) PerftestArgs {
 			for j := 1; j < len(arg); j++ {
 				k := strings.IndexByte(perftestShort, arg[j])
 				if k < 0 || arg[j] == ':' {
-					break // an unknown option: perftest prints its usage and exits
+					refuse(fmt.Sprintf("invalid option -- '%c'", arg[j]))
+					break
 				}
 				if k+1 == len(perftestShort) || perftestShort[k+1] != ':' {
 					a.RDMACM = a.RDMACM || arg[j] == 'R'
@@ -152,6 +270,7 @@ func configurePerftest(in Inputs, s *setup) {
 	if a.BadValue != "" {
 		s.Reject = "perftest rejects its command line: " + a.BadValue
 	}
+	s.Unchecked = append(s.Unchecked, a.Unsure...)
 	s.Setting = "--pkey_index not given: index 0"
 	if a.Given {
 		// ibv_qp_attr.pkey_index is a uint16_t: a negative index is its 16 bits (-1 is
