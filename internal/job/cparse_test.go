@@ -3,8 +3,10 @@ package job
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -57,6 +59,28 @@ int main(void) {
 }
 `
 
+// runC compiles program with cc and runs it with input on its standard input: what
+// it wrote there, and its exit code.
+func runC(t *testing.T, cc, program string, input io.Reader) ([]byte, int) {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "prog.c")
+	if err := os.WriteFile(src, []byte(program), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(cc, "-O0", "-o", filepath.Join(dir, "prog"), src).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	cmd := exec.Command(filepath.Join(dir, "prog"))
+	cmd.Stdin = input
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return out, cmd.ProcessState.ExitCode()
+}
+
 // libcInputs are the generated inputs: white space, signs, base prefixes (a second
 // 0x among them), digits of each base around 2^32, 2^63 and 2^64, and trailing text.
 func libcInputs() []string {
@@ -99,23 +123,13 @@ func TestLibcNumbers(t *testing.T) {
 	case err != nil && update:
 		t.Fatal("-update needs a C compiler (cc): the table is what glibc gives")
 	case err == nil:
-		dir := t.TempDir()
-		src := filepath.Join(dir, "libc.c")
-		if err := os.WriteFile(src, []byte(libcProgram), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := exec.Command(cc, "-O0", "-o", filepath.Join(dir, "libc"), src).CombinedOutput(); err != nil {
-			t.Fatalf("cc: %v\n%s", err, out)
-		}
-		cmd := exec.Command(filepath.Join(dir, "libc"))
-		cmd.Stdin = &input
-		want, err := cmd.Output()
-		if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == 3 {
+		want, code := runC(t, cc, libcProgram, &input)
+		if code == 3 {
 			t.Log("the C library is not glibc: only the committed table is compared")
 			break
 		}
-		if err != nil {
-			t.Fatal(err)
+		if code != 0 {
+			t.Fatalf("the C program exited %d", code)
 		}
 		if w, g := strings.Split(string(want), "\n"), strings.Split(got.String(), "\n"); string(want) != got.String() {
 			for i := range min(len(w), len(g)) {

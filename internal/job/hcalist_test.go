@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -282,19 +281,9 @@ func TestHCAListsAgainstLibraries(t *testing.T) {
 	case err != nil:
 		t.Logf("only the committed table is compared: %v", err)
 	default:
-		dir := t.TempDir()
-		src := filepath.Join(dir, "hcalist.c")
-		if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := exec.Command(cc, "-std=c99", "-O0", "-o", filepath.Join(dir, "hcalist"), src).CombinedOutput(); err != nil {
-			t.Fatalf("cc: %v\n%s", err, out)
-		}
-		cmd := exec.Command(filepath.Join(dir, "hcalist"))
-		cmd.Stdin = &input
-		want, err := cmd.Output()
-		if err != nil {
-			t.Fatal(err)
+		want, code := runC(t, cc, prog, &input)
+		if code != 0 {
+			t.Fatalf("the C program exited %d", code)
 		}
 		if string(want) != got.String() {
 			w, g := strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")

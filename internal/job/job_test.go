@@ -3,7 +3,6 @@ package job
 import (
 	"maps"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -1480,13 +1479,7 @@ func TestPerftestRDMACMEntry(t *testing.T) {
 // a value given to a flag, a missing value, an unknown letter), except where perftest
 // versions read an option differently, which it must leave not checked.
 func TestPerftestOptionsAgainstPerftest(t *testing.T) {
-	bin, err := exec.LookPath("ib_send_bw")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ib_send_bw not found (CI is set); install with: apt-get install -y perftest")
-		}
-		t.Skip("ib_send_bw not found; install with: apt-get install -y perftest")
-	}
+	bin := needTool(t, "ib_send_bw", "perftest")
 	rng := rand.New(rand.NewPCG(17, 2026))
 	pick := func(s ...string) string { return s[rng.IntN(len(s))] }
 	// Options whose values perftest takes before it looks for a device.

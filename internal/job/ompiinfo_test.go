@@ -11,19 +11,23 @@ import (
 	"testing"
 )
 
-// ompiInfo is the real Open MPI's reading of its MCA variables: the path of
-// ompi_info (Debian's openmpi-bin), or the test is skipped (failed under CI).
-func ompiInfo(t *testing.T) string {
+// needTool is the path of a real tool a test compares ibkey with, from Debian's
+// package pkg; without it the test is skipped (failed under CI, which installs it).
+func needTool(t *testing.T, name, pkg string) string {
 	t.Helper()
-	p, err := exec.LookPath("ompi_info")
+	p, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatal("ompi_info not found (CI is set, so this fails instead of skipping); install with: apt-get install -y openmpi-bin")
+			t.Fatalf("%s not found (CI is set, so this fails instead of skipping); install with: apt-get install -y %s", name, pkg)
 		}
-		t.Skip("ompi_info not found; install with: apt-get install -y openmpi-bin")
+		t.Skipf("%s not found; install with: apt-get install -y %s", name, pkg)
 	}
 	return p
 }
+
+// ompiInfo is the real Open MPI's reading of its MCA variables: the path of
+// ompi_info (Debian's openmpi-bin), or the test is skipped (failed under CI).
+func ompiInfo(t *testing.T) string { return needTool(t, "ompi_info", "openmpi-bin") }
 
 // ompiVars runs ompi_info --parsable --all --level 9 with env added to a clean
 // environment that reads no MCA parameter file, so that a parser is compared on the
@@ -210,13 +214,7 @@ func TestOpenMPIPKeyAgainstOmpiInfo(t *testing.T) {
 // transport parsed it (auto, or 0x and the 32-bit value), or an error. The range
 // check (above 0x7fff) is uct_ib_iface_init_pkey's, on a device, so not seen here.
 func TestUCXPKeyAgainstUcxInfo(t *testing.T) {
-	bin, err := exec.LookPath("ucx_info")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ucx_info not found (CI is set, so this fails instead of skipping); install with: apt-get install -y ucx-utils")
-		}
-		t.Skip("ucx_info not found; install with: apt-get install -y ucx-utils")
-	}
+	bin := needTool(t, "ucx_info", "ucx-utils")
 	inputs := []string{"auto", "AUTO", "Auto", "", "0x", "0X5", "x5", "8001", " 0x1", "0x 1", "0x-1", "0x0x5", "0xfffe", "0x1fffe", "0x10000fffe", "autox"}
 	for i, s := range libcInputs() {
 		if !strings.Contains(s, "\n") && i%4 == 0 {
