@@ -65,21 +65,6 @@ func maxPKeysPlan(bin string) []Command {
 	}
 }
 
-// maxPKeysJob is the part of `ibkey job -o json` these tests read.
-type maxPKeysJob struct {
-	Libraries []struct {
-		Verdict string `json:"verdict"`
-		Ports   []struct {
-			Used    bool   `json:"used"`
-			Outcome string `json:"outcome"`
-			Index   *int   `json:"index"`
-			PKey    string `json:"pkey"`
-			Problem string `json:"problem"`
-		} `json:"ports"`
-		Notes []string `json:"notes"`
-	} `json:"libraries"`
-}
-
 // TestMaxPKeysOnKernel: ibkey's max_pkeys is ibv_devinfo's on rxe (64, not the
 // one-entry table), read as root and as any user; not read without the library or
 // access, named so; and `ibkey job --perftest` decides the index at max_pkeys-1
@@ -120,7 +105,7 @@ func TestMaxPKeysOnKernel(t *testing.T) {
 	job := func(name string, exit int) (outcome string, index int, pkey, text string) {
 		t.Helper()
 		r := result(t, name)
-		var j maxPKeysJob
+		var j jobJSON
 		decodeJSON(t, name, r.Stdout, &j)
 		if r.Exit != exit || len(j.Libraries) != 1 || len(j.Libraries[0].Ports) != 1 || !j.Libraries[0].Ports[0].Used {
 			t.Fatalf("%s: exit %d (want %d), %+v\n%s", name, r.Exit, exit, j, r.Stderr)

@@ -2,8 +2,6 @@ package kernellab_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,18 +162,7 @@ type perftestRun struct {
 	clientExit, serverExit int // serverExit -1: a probe
 	ms                     int // the case's wall time in the guest, in milliseconds
 	ibkeyExit              int
-	ibkey                  struct {
-		Libraries []struct {
-			Verdict string `json:"verdict"`
-			Ports   []struct {
-				Used    bool   `json:"used"`
-				Outcome string `json:"outcome"`
-				Index   *int   `json:"index"`
-				PKey    string `json:"pkey"`
-			} `json:"ports"`
-			Notes []string `json:"notes"`
-		} `json:"libraries"`
-	}
+	ibkey                  jobJSON
 }
 
 // perftestValue is the --pkey_index perftest's parser accepted, as CHECK_VALUE makes
@@ -207,14 +194,7 @@ func TestPerftestOnKernel(t *testing.T) {
 	if r.Exit != 0 {
 		t.Fatalf("the perftest cases did not run (exit %d):\n%s\n%s", r.Exit, r.Stdout, r.Stderr)
 	}
-	d := filepath.Join(run.Dir, "work", perftestDir)
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(d, name))
-		if err != nil {
-			t.Fatalf("perftest case output: %v", err)
-		}
-		return string(b)
-	}
+	read := workFiles(t, run, perftestDir, "perftest case output")
 	var maxPKeys, tblLen int
 	if _, err := fmt.Sscan(read("limits"), &maxPKeys, &tblLen); err != nil || maxPKeys <= tblLen || tblLen != 1 {
 		t.Fatalf("limits %q: want rxe's max_pkeys above its 1-entry table (%v)", read("limits"), err)

@@ -269,6 +269,41 @@ func mustSucceed(t *testing.T, name string) string {
 	return r.Stdout
 }
 
+// jobJSON is the part of `ibkey job -o json` the lab's library tests read.
+type jobJSON struct {
+	Libraries []struct {
+		Library   string   `json:"library"`
+		Verdict   string   `json:"verdict"`
+		Findings  []string `json:"findings"`
+		Unchecked []string `json:"unchecked"`
+		Notes     []string `json:"notes"`
+		Ports     []struct {
+			Device  string `json:"device"`
+			Port    int    `json:"port"`
+			Used    bool   `json:"used"`
+			Why     string `json:"why"`
+			Outcome string `json:"outcome"`
+			Index   *int   `json:"index"`
+			PKey    string `json:"pkey"`
+			Problem string `json:"problem"`
+		} `json:"ports"`
+	} `json:"libraries"`
+}
+
+// workFiles reads the files a plan's cases left in dir of the guest's work
+// directory; what names them in a failure.
+func workFiles(t *testing.T, run *Run, dir, what string) func(name string) string {
+	d := filepath.Join(run.Dir, "work", dir)
+	return func(name string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(d, name))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return string(b)
+	}
+}
+
 func decodeJSON(t *testing.T, name, s string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(s), v); err != nil {

@@ -2,8 +2,6 @@ package kernellab_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -163,14 +161,7 @@ func TestUCXOnKernel(t *testing.T) {
 	if r.Exit != 0 {
 		t.Fatalf("the UCX cases did not run (exit %d):\n%s\n%s", r.Exit, r.Stdout, r.Stderr)
 	}
-	d := filepath.Join(run.Dir, "work", ucxDir)
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(d, name))
-		if err != nil {
-			t.Fatalf("UCX case output: %v", err)
-		}
-		return string(b)
-	}
+	read := workFiles(t, run, ucxDir, "UCX case output")
 	for _, s := range []string{"DOWN", "ACTIVE"} {
 		if got := strings.TrimSpace(read("state." + s)); !strings.Contains(got, s) {
 			t.Fatalf("the port did not go %s: %q", s, got)
@@ -210,24 +201,7 @@ type ucxRun struct {
 	c                  ucxCase
 	log, ibkeyErr      string
 	ucxExit, ibkeyExit int
-	ibkey              struct {
-		Libraries []struct {
-			Library   string   `json:"library"`
-			Verdict   string   `json:"verdict"`
-			Findings  []string `json:"findings"`
-			Unchecked []string `json:"unchecked"`
-			Ports     []struct {
-				Device  string `json:"device"`
-				Port    int    `json:"port"`
-				Used    bool   `json:"used"`
-				Why     string `json:"why"`
-				Outcome string `json:"outcome"`
-				Index   *int   `json:"index"`
-				PKey    string `json:"pkey"`
-				Problem string `json:"problem"`
-			} `json:"ports"`
-		} `json:"libraries"`
-	}
+	ibkey              jobJSON
 }
 
 // checkUCXCase compares what UCX did in one case with ibkey's judgement.
