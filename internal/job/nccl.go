@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 )
 
@@ -41,24 +42,37 @@ var NCCL = Library{
 	Vars:   []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_PKEY_VALUE"},
 	Source: "NVIDIA/nccl src/transport/net_ib/connect.cc (NCCL_PARAM IbPkey, ncclIbQpInit), src/misc/param.cc ncclLoadParam, src/transport/net_ib/init.cc ncclIbInitDevices, src/misc/utils.cc parseStringList/matchIfList",
 	configure: func(in Inputs, s *setup) {
-		env := in.Env
-		idx, setting := ncclIndex(env)
+		env := in.NCCL.env(in.Env)
+		idx, setting := ncclIndex(env, in.NCCL.where(in.Env, "NCCL_IB_PKEY"))
 		s.Setting = setting
 		hca, hasHCA := env["NCCL_IB_HCA"]
 		filter := parseNCCLHCA(hca)
 		if hasHCA {
-			s.Setting += fmt.Sprintf(", NCCL_IB_HCA=%s", hca)
+			s.Setting += fmt.Sprintf(", NCCL_IB_HCA=%s%s", hca, in.NCCL.where(in.Env, "NCCL_IB_HCA"))
 			if filter.none() {
 				s.Notes = append(s.Notes, `NCCL_IB_HCA="^" with an empty list excludes every port: NCCL uses no InfiniBand port (it falls back to sockets)`)
 			}
 		}
 		if g, ok := env["NCCL_IB_GID_INDEX"]; ok {
-			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s does not change the partition: from NCCL 2.22.3 InfiniBand ports use GID 0 (or the routable FLID GID) whatever it says (before, it was their source GID index: not checked); it selects the GID on RoCE ports, whose one P_Key is 0xffff", g))
+			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s%s does not change the partition: from NCCL 2.22.3 InfiniBand ports use GID 0 (or the routable FLID GID) whatever it says (before, it was their source GID index: not checked); it selects the GID on RoCE ports, whose one P_Key is 0xffff", g, in.NCCL.where(in.Env, "NCCL_IB_GID_INDEX")))
 		}
 		if v, ok := env["NCCL_IB_PKEY_VALUE"]; ok {
-			s.Unchecked = append(s.Unchecked, fmt.Sprintf("NCCL_IB_PKEY_VALUE=%s is a P_Key value newer NCCL reads (2.31), which ibkey does not interpret: the entry NCCL uses may come from it rather than from NCCL_IB_PKEY", v))
+			s.Unchecked = append(s.Unchecked, fmt.Sprintf("NCCL_IB_PKEY_VALUE=%s%s is a P_Key value newer NCCL reads (2.31), which ibkey does not interpret: the entry NCCL uses may come from it rather than from NCCL_IB_PKEY", v, in.NCCL.where(in.Env, "NCCL_IB_PKEY_VALUE")))
 		}
-		s.Assumptions = append(s.Assumptions, "NCCL: only the environment (and --env) is read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf can also set NCCL_IB_PKEY when the environment does not, and an env plugin (NCCL 2.28 and later: NCCL_ENV_PLUGIN, libnccl-env.so) can give any value")
+		if f := in.NCCL; f == nil {
+			s.Assumptions = append(s.Assumptions, "NCCL: only the settings given are read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf (read only with settings from the environment) can also set NCCL_IB_PKEY")
+		} else {
+			set := in.Env
+			if in.exported != "" {
+				set = maps.Clone(set)
+				set[in.exported] = "" // the gate's export: the files cannot beat it
+			}
+			s.Unchecked = append(s.Unchecked, f.unchecked(set)...)
+			if f.Assumption != "" {
+				s.Assumptions = append(s.Assumptions, "NCCL: "+f.Assumption)
+			}
+		}
+		s.Assumptions = append(s.Assumptions, "NCCL: an env plugin (NCCL 2.28 and later: NCCL_ENV_PLUGIN, libnccl-env.so) can give any value")
 		s.roce = true
 		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
 			switch {
@@ -75,17 +89,18 @@ var NCCL = Library{
 }
 
 // ncclIndex is the index NCCL puts in its QPs, and how it came about.
-func ncclIndex(env Env) (int, string) {
+// where, when not empty, says which file set it (" (FILE:LINE)").
+func ncclIndex(env Env, where string) (int, string) {
 	v, set := env["NCCL_IB_PKEY"]
 	if v == "" {
 		if set {
-			return 0, "NCCL_IB_PKEY empty: NCCL keeps the default, index 0"
+			return 0, "NCCL_IB_PKEY empty" + where + ": NCCL keeps the default, index 0"
 		}
 		return 0, "NCCL_IB_PKEY unset: index 0"
 	}
 	n := parseC(v, 0)
 	if n.Overflow {
-		return 0, fmt.Sprintf("NCCL_IB_PKEY=%s overflows: NCCL keeps the default, index 0", v)
+		return 0, fmt.Sprintf("NCCL_IB_PKEY=%s%s overflows: NCCL keeps the default, index 0", v, where)
 	}
 	idx := int(uint16(n.Value)) // int pkeyIndex stored in the 16-bit ibv_qp_attr.pkey_index
 	var how []string
@@ -103,7 +118,7 @@ func ncclIndex(env Env) (int, string) {
 	if int64(idx) != n.Value {
 		how = append(how, fmt.Sprintf("truncated to 16 bits: %d", idx))
 	}
-	s := fmt.Sprintf("NCCL_IB_PKEY=%s: index %d", v, idx)
+	s := fmt.Sprintf("NCCL_IB_PKEY=%s%s: index %d", v, where, idx)
 	if len(how) > 0 {
 		s += " (" + strings.Join(how, "; ") + ")"
 	}
