@@ -67,6 +67,9 @@ type NCCLFiles struct {
 	split   []ncclUnknown
 	// Assumption, when set, says what ibkey took without knowing it.
 	Assumption string
+	// LookAlikes are lines whose name is one of NCCL's variables but for spaces
+	// around it, "export " or case, which NCCL reads as another name.
+	LookAlikes []string
 }
 
 // ncclUnknown is why variables are not known.
@@ -132,7 +135,7 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*NCCLFiles, [
 		return f
 	}
 	var readings []map[string]ncclVar
-	for _, r := range ncclReadings {
+	for i, r := range ncclReadings {
 		vars := map[string]ncclVar{}
 		for _, name := range NCCL.Vars {
 			if v, ok := all[name]; ok {
@@ -159,6 +162,9 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*NCCLFiles, [
 				continue
 			}
 			for _, l := range ncclConfLines(f.data, r.fgets) {
+				if i == 0 {
+					n.lookAlike(path, l)
+				}
 				if r.overflow && l.nameLen > 1023 {
 					for name, v := range vars {
 						if v.Where != "" {
@@ -211,6 +217,18 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*NCCLFiles, [
 		}
 	}
 	return n, readings
+}
+
+// lookAlike notes a line whose name NCCL reads as written, which is one of its
+// variables only once spaces, "export " and case are set aside.
+func (n *NCCLFiles) lookAlike(path string, l ncclConfLine) {
+	if slices.Contains(NCCL.Vars, l.name) {
+		return
+	}
+	bare := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l.name), "export "))
+	if i := slices.IndexFunc(NCCL.Vars, func(v string) bool { return strings.EqualFold(v, bare) }); i >= 0 {
+		n.LookAlikes = append(n.LookAlikes, fmt.Sprintf("%s:%d: %q is not %s: NCCL takes everything before the '=' as the name (NAME=VALUE, nothing around the '=')", path, l.line, l.name, NCCL.Vars[i]))
+	}
 }
 
 // describe is the variable as the files leave it: `"VALUE" (FILE:LINE)` or unset.

@@ -167,6 +167,18 @@ func TestReadNCCLFiles(t *testing.T) {
 			t.Errorf("%q", u)
 		}
 	})
+	t.Run("look-alikes", func(t *testing.T) {
+		fsys := mapFS{files: map[string]string{"/etc/nccl.conf": "NCCL_IB_PKEY = 1\nexport NCCL_IB_HCA=mlx5_0\nnccl_ib_gid_index=3\nNCCL_IB_PKEYS=2\nNCCL_DEBUG=INFO\n"}}
+		n := ReadNCCLFiles(Env{}, fsys, home, true)
+		want := []string{
+			`/etc/nccl.conf:1: "NCCL_IB_PKEY " is not NCCL_IB_PKEY: NCCL takes everything before the '=' as the name (NAME=VALUE, nothing around the '=')`,
+			`/etc/nccl.conf:2: "export NCCL_IB_HCA" is not NCCL_IB_HCA: NCCL takes everything before the '=' as the name (NAME=VALUE, nothing around the '=')`,
+			`/etc/nccl.conf:3: "nccl_ib_gid_index" is not NCCL_IB_GID_INDEX: NCCL takes everything before the '=' as the name (NAME=VALUE, nothing around the '=')`,
+		}
+		if len(n.Values) != 0 || !slices.Equal(n.LookAlikes, want) {
+			t.Errorf("%v\n%q", n.Values, n.LookAlikes)
+		}
+	})
 	t.Run("unread", func(t *testing.T) {
 		fsys := mapFS{files: map[string]string{"/etc/nccl.conf": "NCCL_IB_PKEY=1\n"}, deny: []string{home + "/.nccl.conf"}}
 		all := Env{"HOME": home, "NCCL_IB_HCA": "mlx5_0"}

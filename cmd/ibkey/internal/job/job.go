@@ -232,6 +232,7 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 			in.MCA = job.ReadMCAFiles(all, o.MCAFS)
 			home, ok := o.PasswdHome()
 			in.NCCL = job.ReadNCCLFiles(all, o.MCAFS, home, ok)
+			lookalikes = append(lookalikes, in.NCCL.LookAlikes...)
 		}
 		if len(in.Env) > 0 {
 			sources = append(sources, "the environment ("+strings.Join(in.Env.Names(), ", ")+")")
