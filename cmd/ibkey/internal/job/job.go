@@ -65,8 +65,8 @@ func NewCmdJob(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 ports each library would use: which device/port, which table entry (index,
 value, membership), and whether the job's ranks can talk in that partition.
 
-Settings come from the environment, or from --env FILE (KEY=VALUE lines, the
-format of nccl.conf) and KEY=VALUE arguments, which replace the environment.
+Settings come from the environment, or from --env FILE (KEY=VALUE lines, as a
+shell env file) and KEY=VALUE arguments, which replace the environment.
 With the environment, Open MPI's MCA parameter files are read too, as Open MPI
 4.1 does: $OMPI_MCA_mca_base_param_files, else ~/.openmpi/mca-params.conf and
 openmpi-mca-params.conf, and openmpi-mca-params-override.conf, in
