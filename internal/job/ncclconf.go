@@ -55,7 +55,7 @@ var ncclReadings = []ncclReading{
 
 // NCCLFiles are NCCL's configuration files as read for a job's environment.
 type NCCLFiles struct {
-	// Values are the settings of NCCL's variables (NCCL.Vars) that the files give and
+	// Values are the settings of NCCL's variables (ncclNames) that the files give and
 	// the environment does not, as NCCL 2.30 and later read them.
 	Values map[string]ncclSet
 	// Read are the files read (NCCL skips one that does not exist, as ibkey does).
@@ -137,7 +137,7 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*NCCLFiles, [
 	var readings []map[string]ncclVar
 	for i, r := range ncclReadings {
 		vars := map[string]ncclVar{}
-		for _, name := range NCCL.Vars {
+		for _, name := range ncclNames() {
 			if v, ok := all[name]; ok {
 				vars[name] = ncclVar{ncclSet: ncclSet{Value: v}, set: true}
 			}
@@ -145,7 +145,7 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*NCCLFiles, [
 		// unknown marks every variable neither the environment nor a file before
 		// sets as not known, for why.
 		unknown := func(why string) {
-			for _, name := range NCCL.Vars {
+			for _, name := range ncclNames() {
 				if v := vars[name]; !v.set && v.unknown == "" {
 					vars[name] = ncclVar{unknown: why}
 				}
@@ -174,7 +174,7 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*NCCLFiles, [
 					unknown(fmt.Sprintf("%s:%d: a name over 1,023 bytes, which %s writes past its buffer (setEnvFile)", path, l.line, r.versions))
 					break scan
 				}
-				if v := vars[l.name]; slices.Contains(NCCL.Vars, l.name) && !v.set && v.unknown == "" {
+				if v := vars[l.name]; slices.Contains(ncclNames(), l.name) && !v.set && v.unknown == "" {
 					vars[l.name] = ncclVar{ncclSet: ncclSet{Value: l.value, Where: fmt.Sprintf("%s:%d", path, l.line)}, set: true}
 				}
 			}
@@ -183,7 +183,7 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*NCCLFiles, [
 	}
 	// Each reason once, with the variables it leaves not known in any reading.
 	may := map[string][]string{}
-	for _, name := range NCCL.Vars {
+	for _, name := range ncclNames() {
 		for _, vars := range readings {
 			if why := vars[name].unknown; why != "" && !slices.Contains(may[why], name) {
 				may[why] = append(may[why], name)
@@ -199,7 +199,7 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*NCCLFiles, [
 			n.Values[name] = v.ncclSet
 		}
 	}
-	for _, name := range []string{"NCCL_IB_PKEY", "NCCL_IB_HCA"} {
+	for _, name := range []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_DISABLE", "NCCL_NET"} {
 		now := readings[0][name]
 		var older []string // what older versions read, where it differs
 		for i, r := range ncclReadings[1:] {
@@ -222,12 +222,13 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*NCCLFiles, [
 // lookAlike notes a line whose name NCCL reads as written, which is one of its
 // variables only once spaces, "export " and case are set aside.
 func (n *NCCLFiles) lookAlike(path string, l ncclConfLine) {
-	if slices.Contains(NCCL.Vars, l.name) {
+	names := ncclNames()
+	if slices.Contains(names, l.name) {
 		return
 	}
 	bare := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l.name), "export "))
-	if i := slices.IndexFunc(NCCL.Vars, func(v string) bool { return strings.EqualFold(v, bare) }); i >= 0 {
-		n.LookAlikes = append(n.LookAlikes, fmt.Sprintf("%s:%d: %q is not %s: NCCL takes everything before the '=' as the name (NAME=VALUE, nothing around the '=')", path, l.line, l.name, NCCL.Vars[i]))
+	if i := slices.IndexFunc(names, func(v string) bool { return strings.EqualFold(v, bare) }); i >= 0 {
+		n.LookAlikes = append(n.LookAlikes, fmt.Sprintf("%s:%d: %q is not %s: NCCL takes everything before the '=' as the name (NAME=VALUE, nothing around the '=')", path, l.line, l.name, names[i]))
 	}
 }
 
@@ -240,15 +241,22 @@ func (v ncclVar) describe() string {
 }
 
 // ncclSame says whether two readings of variable name agree for ibkey's purpose:
-// NCCL_IB_PKEY by the index it gives, NCCL_IB_HCA by its text.
+// NCCL_IB_PKEY by the index it gives, NCCL_IB_DISABLE by its number, the others by
+// their text.
 func ncclSame(name string, a, b ncclVar) bool {
-	if name == "NCCL_IB_PKEY" {
+	switch name {
+	case "NCCL_IB_PKEY":
 		i, _ := ncclIndex(ncclEnvOf(a, name), "")
 		j, _ := ncclIndex(ncclEnvOf(b, name), "")
 		return i == j
+	case "NCCL_IB_DISABLE":
+		return ncclInt(a.Value, 0) == ncclInt(b.Value, 0)
 	}
 	return a.set == b.set && a.Value == b.Value
 }
+
+// ncclNames are the variables NCCL reads that ibkey interprets.
+func ncclNames() []string { return slices.Concat(NCCL.Vars, NCCL.Modifiers) }
 
 func ncclEnvOf(v ncclVar, name string) Env {
 	if !v.set {

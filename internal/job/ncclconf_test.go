@@ -183,12 +183,12 @@ func TestReadNCCLFiles(t *testing.T) {
 		fsys := mapFS{files: map[string]string{"/etc/nccl.conf": "NCCL_IB_PKEY=1\n"}, deny: []string{home + "/.nccl.conf"}}
 		all := Env{"HOME": home, "NCCL_IB_HCA": "mlx5_0"}
 		n := ReadNCCLFiles(all, fsys, home, true)
-		if u := n.unchecked(all); len(u) != 1 || u[0] != "open /home/u/.nccl.conf: permission denied: NCCL reads it, so NCCL_IB_PKEY, NCCL_IB_GID_INDEX, NCCL_IB_PKEY_VALUE are not known" {
+		if u := n.unchecked(all); len(u) != 1 || u[0] != "open /home/u/.nccl.conf: permission denied: NCCL reads it, so NCCL_IB_PKEY, NCCL_IB_GID_INDEX, NCCL_IB_PKEY_VALUE, NCCL_IB_DISABLE, NCCL_NET are not known" {
 			t.Errorf("%q", u)
 		}
 		// The environment sets all of them: the file cannot change anything.
 		all = Env{"HOME": home}
-		for _, v := range NCCL.Vars {
+		for _, v := range ncclNames() {
 			all[v] = "0"
 		}
 		if u := ReadNCCLFiles(all, fsys, home, true).unchecked(all); len(u) != 0 {
@@ -229,7 +229,7 @@ func TestNCCLFilesChangeTheVerdict(t *testing.T) {
 	if r := Resolve([]*Library{&NCCL}, in, ports)[0]; r.Verdict != Incomplete || len(r.Unchecked) != 1 {
 		t.Errorf("%s: %q", r.Verdict, r.Unchecked)
 	}
-	if w := WantPartition([]*Library{&NCCL}, in, 0x8002, ports)[0]; w.Verdict != Incomplete || len(w.Unchecked) != 1 || !strings.Contains(w.Unchecked[0], "so NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_PKEY_VALUE are not known") {
+	if w := WantPartition([]*Library{&NCCL}, in, 0x8002, ports)[0]; w.Verdict != Incomplete || len(w.Unchecked) != 1 || !strings.Contains(w.Unchecked[0], "so NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_PKEY_VALUE, NCCL_IB_DISABLE, NCCL_NET are not known") {
 		t.Errorf("gate, a file unread: %s: %q", w.Verdict, w.Unchecked)
 	}
 }
@@ -248,8 +248,8 @@ var ncclFilesVersions = []struct{ tag, init string }{
 const ncclFilesHarness = `
 int main(void) {
 	INIT();
-	const char *vars[] = {"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_PKEY_VALUE"};
-	for (int i = 0; i < 4; i++) {
+	const char *vars[] = {NAMES};
+	for (int i = 0; i < (int)(sizeof vars / sizeof vars[0]); i++) {
 		const char *v = getenv(vars[i]);
 		putchar(' ');
 		if (!v) { putchar('-'); continue; }
@@ -290,7 +290,7 @@ func ncclFilesProgram(git, tag, init, etc string) (string, error) {
 		}
 		b.WriteString(strings.ReplaceAll(def, `"/etc/nccl.conf"`, fmt.Sprintf("%q", etc)) + "\n")
 	}
-	b.WriteString("#define INIT " + init + "\n")
+	b.WriteString("#define INIT " + init + "\n#define NAMES \"" + strings.Join(ncclNames(), "\", \"") + "\"\n")
 	return b.String() + ncclFilesHarness, nil
 }
 
@@ -309,9 +309,9 @@ func ncclFilesCases() []ncclFilesCase {
 	rng := rand.New(rand.NewPCG(5, 2026))
 	pick := func(s ...string) string { return s[rng.IntN(len(s))] }
 	line := func() string {
-		name := pick("NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_PKEY_VALUE", "NCCL_IB_PKEY", "NCCL_IB_HCA",
+		name := pick("NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_PKEY_VALUE", "NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_DISABLE", "NCCL_NET",
 			"NCCL_IB_PKEY ", " NCCL_IB_PKEY", "#NCCL_IB_PKEY", "export NCCL_IB_PKEY", "nccl_ib_pkey", "", "NCCL_DEBUG")
-		value := pick("1", "2", " 3", "0x4", "010", "", "\"5\"", "mlx5_0", "mlx5_1:1", "^mlx5_0", "6 # seven", "=8", strings.Repeat("m", 1030))
+		value := pick("1", "2", " 3", "0x4", "010", "", "\"5\"", "mlx5_0", "mlx5_1:1", "^mlx5_0", "6 # seven", "=8", "IB", "Socket", strings.Repeat("m", 1030))
 		sep := pick("=", "=", "=", " = ", "")
 		end := pick("\n", "\n", "\r\n", "\n\n", "\x00x\n")
 		l := name + sep + value + end
@@ -354,7 +354,7 @@ func ncclFilesCases() []ncclFilesCase {
 		if rng.IntN(3) == 0 {
 			c.files["pwhome"] = c.files["home"] // the same directory's file
 		}
-		for _, v := range NCCL.Vars {
+		for _, v := range ncclNames() {
 			if rng.IntN(6) == 0 {
 				c.env[v] = pick("", "9", "mlx5_9")
 			}
@@ -382,7 +382,7 @@ func ibkeyNCCLFiles(c ncclFilesCase, env Env, dir string) string {
 	_, readings := readNCCLFiles(env, fsys, filepath.Join(dir, "pwhome"), true)
 	var b strings.Builder
 	for _, vars := range readings {
-		for _, name := range NCCL.Vars {
+		for _, name := range ncclNames() {
 			b.WriteByte(' ')
 			switch v := vars[name]; {
 			case v.unknown != "":
@@ -474,21 +474,22 @@ func TestNCCLFilesAgainstNCCL(t *testing.T) {
 			if err != nil {
 				// NCCL before 2.23 writes a long name past its buffer (ibkey: "?").
 				t.Logf("case %d, %s: %v", i, bin, err)
-				out = []byte(strings.Repeat(" crashed", len(NCCL.Vars)))
+				out = []byte(strings.Repeat(" crashed", len(ncclNames())))
 			}
 			nccl = append(nccl, strings.Fields(string(out))...)
 		}
 		ibkey := strings.Fields(lastLine(got.String()))[1:]
 		for k := range ibkey {
 			// A crash is what ibkey says it does not know.
-			version := ibkey[k/len(NCCL.Vars)*len(NCCL.Vars):][:len(NCCL.Vars)]
+			n := len(ncclNames())
+			version := ibkey[k/n*n:][:n]
 			if ibkey[k] != "?" && ibkey[k] != nccl[k] && !(nccl[k] == "crashed" && slices.Contains(version, "?")) {
 				files := map[string]string{}
 				for role, f := range c.files {
 					files[role] = f[:min(len(f), 300)]
 				}
-				t.Errorf("case %d (env %q, files cut to 300 bytes %q):\nNCCL  %s\nibkey %s\n(per version: %s, %s, %s; each NCCL_IB_PKEY, _HCA, _GID_INDEX, _PKEY_VALUE)",
-					i, env, files, nccl, ibkey, ncclReadings[0].versions, ncclReadings[1].versions, ncclReadings[2].versions)
+				t.Errorf("case %d (env %q, files cut to 300 bytes %q):\nNCCL  %s\nibkey %s\n(per version: %s, %s, %s; each %s)",
+					i, env, files, nccl, ibkey, ncclReadings[0].versions, ncclReadings[1].versions, ncclReadings[2].versions, ncclNames())
 				if bad++; bad == 10 {
 					t.FailNow()
 				}
@@ -503,4 +504,42 @@ func TestNCCLFilesAgainstNCCL(t *testing.T) {
 func lastLine(s string) string {
 	s = strings.TrimSuffix(s, "\n")
 	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+// TestNCCLNetwork: NCCL_IB_DISABLE and NCCL_NET decide whether NCCL's own IB
+// transport, and so NCCL_IB_PKEY, is used (src/plugin/net.cc ncclNetInit,
+// src/transport/net_ib/init.cc).
+func TestNCCLNetwork(t *testing.T) {
+	p := port("h", "mlx5_0", 1, 0xffff)
+	for _, c := range []struct {
+		env     []string
+		verdict Verdict
+		says    string
+	}{
+		{[]string{"NCCL_IB_PKEY=3", "NCCL_IB_DISABLE=1"}, NotApplicable, "NCCL_IB_DISABLE=1: NCCL's IB transport does not initialize"},
+		{[]string{"NCCL_IB_PKEY=3", "NCCL_IB_DISABLE=0x10"}, NotApplicable, "NCCL_IB_DISABLE=0x10"},
+		{[]string{"NCCL_IB_PKEY=3", "NCCL_IB_DISABLE=0"}, DoesNotWork, "index 3"},
+		{[]string{"NCCL_IB_PKEY=3", "NCCL_IB_DISABLE="}, DoesNotWork, "index 3"},
+		{[]string{"NCCL_IB_PKEY=3", "NCCL_IB_DISABLE=no"}, DoesNotWork, "index 3"},                   // strtoll: 0
+		{[]string{"NCCL_IB_PKEY=3", "NCCL_IB_DISABLE=99999999999999999999"}, DoesNotWork, "index 3"}, // overflow: the default
+		{[]string{"NCCL_IB_PKEY=3", "NCCL_NET=socket"}, NotApplicable, "NCCL_NET=socket: NCCL uses sockets"},
+		{[]string{"NCCL_IB_PKEY=3", "NCCL_NET=ib"}, DoesNotWork, "index 3"},
+		{[]string{"NCCL_IB_PKEY=3", "NCCL_NET="}, DoesNotWork, "NCCL_NET is set but empty"},
+		{[]string{"NCCL_NET=IB", "NCCL_IB_DISABLE=1"}, DoesNotWork, "NCCL fails"},
+		{[]string{"NCCL_IB_PKEY=3", "NCCL_NET=IBext_v8"}, Incomplete, "names a network plugin"},
+	} {
+		r := Resolve([]*Library{&NCCL}, env(c.env...), []*Port{p})[0]
+		text := r.Setting + " " + r.Inactive + " " + strings.Join(r.Findings, " ") + " " + strings.Join(r.Unchecked, " ")
+		if r.Verdict != c.verdict || !strings.Contains(text, c.says) {
+			t.Errorf("%v: %s: %s", c.env, r.Verdict, text)
+		}
+		if c.verdict == Incomplete && len(r.Findings) > 0 {
+			t.Errorf("%v: a plugin's choice is not NCCL's: %q", c.env, r.Findings)
+		}
+	}
+	// A refusal no NCCL_IB_PKEY lifts: the gate exports nothing.
+	w := WantPartition([]*Library{&NCCL}, env("NCCL_NET="), 0xffff, []*Port{p})[0]
+	if w.Verdict != DoesNotWork {
+		t.Errorf("gate with NCCL_NET empty: %s %s", w.Verdict, w.Setting)
+	}
 }

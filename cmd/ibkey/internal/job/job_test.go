@@ -551,7 +551,7 @@ func TestNCCLConfFiles(t *testing.T) {
 	}
 	// A file that cannot be read: not checked (exit 4), naming it.
 	r = runWith(t, context.Background(), env, jsonschematest.Partial, jobCmdFS(testMCAFS{etc: etc, deny: []string{file}}), "--sysfs", mlx5, "--lib", "nccl")
-	if r.code != cmdutil.ExitIncomplete || !strings.Contains(r.stdout, "open "+file+": permission denied: NCCL reads it, so NCCL_IB_PKEY, NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_PKEY_VALUE are not known") {
+	if r.code != cmdutil.ExitIncomplete || !strings.Contains(r.stdout, "open "+file+": permission denied: NCCL reads it, so NCCL_IB_PKEY, NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_PKEY_VALUE, NCCL_IB_DISABLE, NCCL_NET are not known") {
 		t.Errorf("unreadable home file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
