@@ -64,7 +64,7 @@ type Inputs struct {
 	// the settings not coming from the environment).
 	MCA *MCAFiles
 	// NCCL are NCCL's configuration files as read on this host (nil: not read).
-	NCCL *NCCLFiles
+	NCCL *SetenvFiles
 	// exported is the variable a gate exports (WantPartition: the library's
 	// partition variable), which beats what settings files give it.
 	exported string

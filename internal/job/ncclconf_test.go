@@ -103,7 +103,7 @@ func TestReadNCCLFiles(t *testing.T) {
 		}}
 		all := Env{"HOME": home, "NCCL_IB_GID_INDEX": ""}
 		n := ReadNCCLFiles(all, fsys, home, true)
-		want := map[string]ncclSet{
+		want := map[string]fileSet{
 			"NCCL_IB_PKEY": {"2", home + "/.nccl.conf:1"},
 			"NCCL_IB_HCA":  {"mlx5_1", "/etc/nccl.conf:2"},
 		}
