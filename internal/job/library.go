@@ -63,8 +63,9 @@ type Inputs struct {
 	// MCA are Open MPI's MCA parameter files as read on this host (nil: not read,
 	// the settings not coming from the environment).
 	MCA *MCAFiles
-	// NCCL are NCCL's configuration files as read on this host (nil: not read).
-	NCCL *SetenvFiles
+	// NCCL and MV2 are NCCL's and MVAPICH2's configuration files as read on this
+	// host (nil: not read).
+	NCCL, MV2 *SetenvFiles
 	// exported is the variable a gate exports (WantPartition: the library's
 	// partition variable), which beats what settings files give it.
 	exported string
@@ -417,12 +418,12 @@ func (l *Library) Mentioned(in Inputs) bool {
 	}
 	return slices.ContainsFunc(l.Vars, func(v string) bool {
 		_, ok := in.Env[v]
-		// A key set in Open MPI's MCA parameter files or NCCL's configuration files is
-		// the job's too; their other settings are the install's (Debian's file sets
-		// btl and pml; a site's nccl.conf NCCL_IB_HCA).
-		_, nccl := in.NCCL.values()[v]
+		// A key set in Open MPI's MCA parameter files or NCCL's and MVAPICH2's
+		// configuration files is the job's too; their other settings are the
+		// install's (Debian's file sets btl and pml; a site's nccl.conf NCCL_IB_HCA).
+		_, inFile := map[string]*SetenvFiles{NCCL.ID: in.NCCL, MVAPICH2.ID: in.MV2}[l.ID].values()[v]
 		return ok || l.ID == OpenMPI.ID && strings.Contains(v, "pkey") && in.MCA != nil && in.MCA.sets(v) ||
-			l.ID == NCCL.ID && strings.Contains(v, "PKEY") && nccl
+			strings.Contains(v, "PKEY") && inFile
 	})
 }
 

@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 )
 
@@ -93,12 +92,7 @@ var NCCL = Library{
 		if f := in.NCCL; f == nil {
 			s.Assumptions = append(s.Assumptions, "NCCL: only the settings given are read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf (read only with settings from the environment) can also set NCCL_IB_PKEY")
 		} else {
-			set := in.Env
-			if in.exported != "" {
-				set = maps.Clone(set)
-				set[in.exported] = "" // the gate's export: the files cannot beat it
-			}
-			s.Unchecked = append(s.Unchecked, f.unchecked(set)...)
+			s.Unchecked = append(s.Unchecked, f.unchecked(in.exporting(in.Env))...)
 			if f.Assumption != "" {
 				s.Assumptions = append(s.Assumptions, "NCCL: "+f.Assumption)
 			}

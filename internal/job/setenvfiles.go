@@ -219,6 +219,17 @@ func (n *SetenvFiles) unchecked(e Env) []string {
 	return out
 }
 
+// exporting is the environment e with the variable a gate exports (Inputs.exported)
+// set: settings files cannot beat it.
+func (in Inputs) exporting(e Env) Env {
+	if in.exported == "" {
+		return e
+	}
+	e = maps.Clone(e)
+	e[in.exported] = ""
+	return e
+}
+
 // values are the files' settings (nil n: none).
 func (n *SetenvFiles) values() map[string]fileSet {
 	if n == nil {

@@ -70,8 +70,9 @@ shell env file) and KEY=VALUE arguments, which replace the environment.
 With the environment, Open MPI's MCA parameter files are read too, as Open MPI
 4.1 does: $OMPI_MCA_mca_base_param_files, else ~/.openmpi/mca-params.conf and
 openmpi-mca-params.conf, and openmpi-mca-params-override.conf, in
-$OPAL_SYSCONFDIR or /etc/openmpi; and NCCL's: $NCCL_CONF_FILE, else
-~/.nccl.conf, then /etc/nccl.conf.
+$OPAL_SYSCONFDIR or /etc/openmpi; NCCL's: $NCCL_CONF_FILE, else
+~/.nccl.conf, then /etc/nccl.conf; and MVAPICH2's: $MV2_USER_CONFIG, else
+~/.mvapich2.conf, then /etc/mvapich2.conf.
 perftest's options come from --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'.
 A variable that looks like a setting but is read by no library is warned about.
 
@@ -232,7 +233,8 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 			in.MCA = job.ReadMCAFiles(all, o.MCAFS)
 			home, ok := o.PasswdHome()
 			in.NCCL = job.ReadNCCLFiles(all, o.MCAFS, home, ok)
-			lookalikes = append(lookalikes, in.NCCL.LookAlikes...)
+			in.MV2 = job.ReadMV2Files(all, o.MCAFS)
+			lookalikes = slices.Concat(lookalikes, in.NCCL.LookAlikes, in.MV2.LookAlikes)
 		}
 		if len(in.Env) > 0 {
 			sources = append(sources, "the environment ("+strings.Join(in.Env.Names(), ", ")+")")
@@ -242,6 +244,9 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		}
 		if in.NCCL != nil && len(in.NCCL.Read) > 0 {
 			sources = append(sources, "NCCL's configuration files ("+strings.Join(in.NCCL.Read, ", ")+")")
+		}
+		if in.MV2 != nil && len(in.MV2.Read) > 0 {
+			sources = append(sources, "MVAPICH2's configuration files ("+strings.Join(in.MV2.Read, ", ")+")")
 		}
 	}
 	if o.Perftest != "" {

@@ -101,22 +101,22 @@ func jobCmdFS(fsys job.MCAFS) func(*cmdutil.Factory) *cobra.Command {
 
 // testMCAFS reads files as the OS does, from the temporary directories a test
 // names in HOME, OPAL_SYSCONFDIR and NCCL_CONF_FILE, but says that no /etc/openmpi
-// exists and reads etc for /etc/nccl.conf (none when empty); deny are files it
-// cannot read (permission).
+// exists and reads etc[f] for /etc/nccl.conf and /etc/mvapich2.conf (none when not
+// given); deny are files it cannot read (permission).
 type testMCAFS struct {
 	deny []string
-	etc  string
+	etc  map[string]string
 }
 
 func (m testMCAFS) ReadFile(name string) ([]byte, error) {
 	if slices.Contains(m.deny, name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
 	}
-	if name == "/etc/nccl.conf" {
-		if m.etc == "" {
+	if name == "/etc/nccl.conf" || name == "/etc/mvapich2.conf" {
+		if m.etc[name] == "" {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 		}
-		name = m.etc
+		name = m.etc[name]
 	}
 	return os.ReadFile(name)
 }
@@ -405,10 +405,13 @@ func TestEmptyEnvironmentVariableIsSet(t *testing.T) {
 					env.stdout = sameMCANote(t, env.stdout, "the environment and not located, so not read: $HOME/.openmpi/mca-params.conf")
 					arg.stdout = sameMCANote(t, arg.stdout, "only the settings given are read")
 				}
-				if l.ID == job.NCCL.ID {
-					// NCCL's configuration files likewise (none here): the note that
-					// they were not read is the only difference.
+				// NCCL's and MVAPICH2's configuration files likewise (none here): the
+				// note that they were not read is the only difference.
+				switch l.ID {
+				case job.NCCL.ID:
 					arg.stdout = withoutLine(t, arg.stdout, `"NCCL: only the settings given are read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf`)
+				case job.MVAPICH2.ID:
+					arg.stdout = withoutLine(t, arg.stdout, `"MVAPICH2: only the settings given are read; ~/.mvapich2.conf`)
 				}
 				if env.code != arg.code || env.stdout != arg.stdout {
 					t.Errorf("%s= in the environment: exit %d\n%s\nas an argument: exit %d\n%s", name, env.code, env.stdout, arg.code, arg.stdout)
@@ -525,7 +528,7 @@ func TestNCCLConfFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"HOME": home}
-	cmd := jobCmdFS(testMCAFS{etc: etc})
+	cmd := jobCmdFS(testMCAFS{etc: map[string]string{"/etc/nccl.conf": etc}})
 	r := runWith(t, context.Background(), env, jsonschematest.Complete, cmd, "--sysfs", mlx5, "--lib", "nccl")
 	if r.code != 0 || !strings.Contains(r.stdout, "NCCL_IB_PKEY=2 ("+file+":2): index 2, NCCL_IB_HCA=mlx5_0 (/etc/nccl.conf:2)") ||
 		!strings.Contains(r.stderr, "NCCL's configuration files ("+file+", /etc/nccl.conf)") {
@@ -550,8 +553,35 @@ func TestNCCLConfFiles(t *testing.T) {
 		t.Errorf("arguments: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// A file that cannot be read: not checked (exit 4), naming it.
-	r = runWith(t, context.Background(), env, jsonschematest.Partial, jobCmdFS(testMCAFS{etc: etc, deny: []string{file}}), "--sysfs", mlx5, "--lib", "nccl")
+	r = runWith(t, context.Background(), env, jsonschematest.Partial, jobCmdFS(testMCAFS{etc: map[string]string{"/etc/nccl.conf": etc}, deny: []string{file}}), "--sysfs", mlx5, "--lib", "nccl")
 	if r.code != cmdutil.ExitIncomplete || !strings.Contains(r.stdout, "open "+file+": permission denied: NCCL reads it, so NCCL_IB_PKEY, NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_PKEY_VALUE, NCCL_IB_DISABLE, NCCL_NET are not known") {
 		t.Errorf("unreadable home file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// With settings from the environment, MVAPICH2's configuration files are read: the
+// setting names the file and line; a line MVAPICH2 cannot read stops the job (exit 1)
+// and its gate exports nothing.
+func TestMV2ConfFiles(t *testing.T) {
+	home := t.TempDir()
+	file := home + "/.mvapich2.conf"
+	if err := os.WriteFile(file, []byte("# the user's\nMV2_DEFAULT_PKEY = 0x8001\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home}
+	r := runWith(t, context.Background(), env, jsonschematest.Complete, jobCmd, "--sysfs", mlx5, "--lib", "mvapich2")
+	if !strings.Contains(r.stdout, "MV2_DEFAULT_PKEY=0x8001 ("+file+":2)") || !strings.Contains(r.stderr, "MVAPICH2's configuration files ("+file+")") {
+		t.Errorf("from the file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := os.WriteFile(file, []byte("MV2_DEFAULT_PKEY 0x8001\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runWith(t, context.Background(), env, jsonschematest.Complete, jobCmd, "--sysfs", mlx5, "--lib", "mvapich2")
+	if r.code != 1 || !strings.Contains(r.stdout, "MVAPICH2 does not start: "+file+" line 1: Line not of form `PARAMETER = VALUE'") {
+		t.Errorf("a bad line: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runWith(t, context.Background(), env, jsonschematest.Complete, jobCmd, "--sysfs", mlx5, "--lib", "mvapich2", "--want", "0x8001", "--emit", "env")
+	if r.code != 1 || r.stdout != "" {
+		t.Errorf("gate with a bad line: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -1,0 +1,122 @@
+package job
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+)
+
+// MVAPICH2's configuration files (src/mpid/ch3/channels/common/src/util/mv2_config.c
+// read_configuration_files, which MPID_Init calls first in the OFA-IB-CH3 build
+// (CHANNEL_MRAIL), as mpirun_rsh does; MVAPICH2 2.3.7, from source only):
+//
+//   - The user's file, ~/.mvapich2.conf ($HOME; none when HOME is unset), or the
+//     file MV2_USER_CONFIG names; then the system's, /etc/mvapich2.conf
+//     (MV2_SYSTEM_CONFIG, compiled in). MV2_IGNORE_USER_CONFIG and
+//     MV2_IGNORE_SYSTEM_CONFIG (atoi, not 0) skip one; the user's file may set the
+//     second, as it is read first.
+//   - Each line is trimmed of isspace; empty, or '#' first, it is nothing; else
+//     PARAMETER = VALUE, both trimmed, is setenv(PARAMETER, VALUE, 0).
+//   - A line without '=', or with an empty name or value, or one fgets cannot read
+//     whole into BUFSIZ (8,192) bytes (a NUL before its newline too), or an
+//     MV2_USER_CONFIG file fopen cannot open, makes MPID_Init print "[FILE:LINE]:
+//     ..." and exit(EXIT_FAILURE): no process starts. A system file that cannot be
+//     opened is skipped, as is a missing ~/.mvapich2.conf.
+
+// mv2SystemConfig is MV2_SYSTEM_CONFIG's default.
+const mv2SystemConfig = "/etc/mvapich2.conf"
+
+// mv2BufSiz is glibc's BUFSIZ, read_config's line buffer.
+const mv2BufSiz = 8192
+
+// ReadMV2Files reads the files MVAPICH2 would read in the environment all (the whole
+// environment) with fsys.
+func ReadMV2Files(all Env, fsys MCAFS) *SetenvFiles {
+	var paths []string
+	reject := ""
+	user, named := all["MV2_USER_CONFIG"]
+	if atoi(all["MV2_IGNORE_USER_CONFIG"]) == 0 {
+		if home, ok := all["HOME"]; ok && !named {
+			user = home + "/.mvapich2.conf"
+		}
+		if named || user != "" {
+			paths = append(paths, user)
+		}
+		if _, err := fsys.ReadFile(user); named && errors.Is(err, fs.ErrNotExist) {
+			reject = fmt.Sprintf("MVAPICH2 does not start: MV2_USER_CONFIG=%s names no file (\"[%s:0]: No such file or directory\", then \"Error processing configuration file\" and every process exits)", user, user)
+		}
+	}
+	ignoreSystem := all["MV2_IGNORE_SYSTEM_CONFIG"]
+	if _, ok := all["MV2_IGNORE_SYSTEM_CONFIG"]; !ok && len(paths) > 0 {
+		// The user's file may set it: setenv before read_system_config's getenv.
+		if data, err := fsys.ReadFile(user); err == nil {
+			for _, l := range mv2ConfLines(data, func(int, string) {}) {
+				if l.name == "MV2_IGNORE_SYSTEM_CONFIG" {
+					ignoreSystem = l.value
+					break
+				}
+			}
+		}
+	}
+	if atoi(ignoreSystem) == 0 {
+		paths = append(paths, mv2SystemConfig)
+	}
+	names := slices.Concat(MVAPICH2.Vars, MVAPICH2.Modifiers)
+	n, _ := readSetenvFiles("MVAPICH2", "MVAPICH2 takes the name before the '=' as written, but for spaces around it", all, names, fsys, []setenvReading{{
+		paths: paths,
+		lines: func(path string, data []byte) ([]fileLine, string) {
+			return mv2ConfLines(data, func(line int, why string) {
+				if reject == "" {
+					reject = fmt.Sprintf("MVAPICH2 does not start: %s line %d: %s (\"[%s:%d]: %s\", then \"Error processing configuration file\" and every process exits)", path, line, why, path, line, why)
+				}
+			}), ""
+		},
+	}})
+	n.Reject = reject
+	return n
+}
+
+// mv2ConfLines are the settings of one file as read_config and process_line read
+// it; bad is told of the first line they refuse and why, after which MVAPICH2 reads
+// nothing more.
+func mv2ConfLines(data []byte, bad func(line int, why string)) []fileLine {
+	var out []fileLine
+	for no := 1; len(data) > 0; no++ {
+		// fgets(lineptr, BUFSIZ): up to BUFSIZ-1 bytes, through a newline.
+		n := min(len(data), mv2BufSiz-1)
+		if i := bytes.IndexByte(data[:n], '\n'); i >= 0 {
+			n = i + 1
+		}
+		chunk := data[:n]
+		data = data[n:]
+		if i := bytes.IndexByte(chunk, 0); i >= 0 {
+			chunk = chunk[:i] // a C string
+		}
+		// strchr(lineptr, '\n') || feof: a line that holds no newline is whole only
+		// when fgets met the end of the file (fewer than BUFSIZ-1 bytes were left).
+		if !bytes.Contains(chunk, []byte("\n")) && (len(data) > 0 || n == mv2BufSiz-1) {
+			bad(no, "Line too long")
+			return out
+		}
+		line := strings.TrimFunc(string(chunk), cIsSpace)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		key, value = strings.TrimFunc(key, cIsSpace), strings.TrimFunc(value, cIsSpace)
+		if !ok || key == "" || value == "" {
+			bad(no, "Line not of form `PARAMETER = VALUE'")
+			return out
+		}
+		out = append(out, fileLine{name: key, value: value, line: no, nameLen: len(key)})
+	}
+	return out
+}
+
+// cIsSpace is isspace in the C locale.
+func cIsSpace(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\v' || r == '\f' || r == '\r'
+}
