@@ -52,6 +52,20 @@ var NCCL = Library{
 	Source:    "NVIDIA/nccl src/transport/net_ib/connect.cc (NCCL_PARAM IbPkey, ncclIbQpInit), src/misc/param.cc ncclLoadParam, src/transport/net_ib/init.cc ncclIbInitDevices, src/misc/utils.cc parseStringList/matchIfList, src/plugin/net.cc ncclNetInit",
 	configure: func(in Inputs, s *setup) {
 		env := in.NCCL.env(in.Env)
+		// What NCCL's files leave open (not read, or read otherwise by older NCCL).
+		files := in.NCCL.unchecked(in.exporting(in.Env))
+		s.Unchecked = append(s.Unchecked, files...)
+		// inactive says the settings route NCCL away from its IB transport, unless
+		// what the files leave open may change that: then no port is decided.
+		inactive := func(why string) bool {
+			if len(files) == 0 {
+				s.Inactive = why
+				return true
+			}
+			s.Notes = append(s.Notes, why+", as NCCL 2.30 and later read its files")
+			s.unknown = "whether NCCL uses its IB transport is not known (see what its files leave open)"
+			return false
+		}
 		disabled := ncclInt(env["NCCL_IB_DISABLE"], 0) != 0
 		if net, ok := env["NCCL_NET"]; ok {
 			where := in.NCCL.where(in.Env, "NCCL_NET")
@@ -60,8 +74,9 @@ var NCCL = Library{
 				s.Reject = fmt.Sprintf("NCCL_NET=IB%s with NCCL_IB_DISABLE=%s: the one network NCCL may use does not initialize, and NCCL fails (\"Failed to initialize any NET plugin\")", where, env["NCCL_IB_DISABLE"])
 			case strings.EqualFold(net, "IB"):
 			case strings.EqualFold(net, "Socket"):
-				s.Inactive = fmt.Sprintf("NCCL_NET=%s%s: NCCL uses sockets, not InfiniBand or RoCE (P_Keys do not apply)", net, where)
-				return
+				if inactive(fmt.Sprintf("NCCL_NET=%s%s: NCCL uses sockets, not InfiniBand or RoCE (P_Keys do not apply)", net, where)) {
+					return
+				}
 			case net == "":
 				s.Reject = "NCCL_NET is set but empty" + where + ": it names no network (strcasecmp matches none), and NCCL fails (\"Failed to initialize any NET plugin\")"
 			default:
@@ -69,8 +84,7 @@ var NCCL = Library{
 				s.unknown = "NCCL_NET=" + net + ": which entry the plugin uses is not known"
 			}
 		}
-		if disabled && s.Reject == "" {
-			s.Inactive = fmt.Sprintf("NCCL_IB_DISABLE=%s%s: NCCL's IB transport does not initialize, and NCCL uses sockets (or a net plugin), not these P_Keys", env["NCCL_IB_DISABLE"], in.NCCL.where(in.Env, "NCCL_IB_DISABLE"))
+		if disabled && s.Reject == "" && inactive(fmt.Sprintf("NCCL_IB_DISABLE=%s%s: NCCL's IB transport does not initialize, and NCCL uses sockets (or a net plugin), not these P_Keys", env["NCCL_IB_DISABLE"], in.NCCL.where(in.Env, "NCCL_IB_DISABLE"))) {
 			return
 		}
 		idx, setting := ncclIndex(env, in.NCCL.where(in.Env, "NCCL_IB_PKEY"))
@@ -91,11 +105,8 @@ var NCCL = Library{
 		}
 		if f := in.NCCL; f == nil {
 			s.Assumptions = append(s.Assumptions, "NCCL: only the settings given are read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf (read only with settings from the environment) can also set NCCL_IB_PKEY")
-		} else {
-			s.Unchecked = append(s.Unchecked, f.unchecked(in.exporting(in.Env))...)
-			if f.Assumption != "" {
-				s.Assumptions = append(s.Assumptions, "NCCL: "+f.Assumption)
-			}
+		} else if f.Assumption != "" {
+			s.Assumptions = append(s.Assumptions, "NCCL: "+f.Assumption)
 		}
 		s.Assumptions = append(s.Assumptions, "NCCL: no net plugin (NCCL_NET_PLUGIN, libnccl-net.so: tried before NCCL's own IB transport) and no env plugin (NCCL 2.28 and later: NCCL_ENV_PLUGIN, libnccl-env.so), which could read these settings otherwise")
 		s.roce = true

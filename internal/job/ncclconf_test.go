@@ -545,3 +545,21 @@ func TestNCCLNetwork(t *testing.T) {
 		t.Errorf("gate with NCCL_NET empty: %s %s", w.Verdict, w.Setting)
 	}
 }
+
+// A file's NCCL_NET=Socket that NCCL before 2.30 reads with its CR (a network no
+// plugin is called) decides nothing: no port, and no "not applicable".
+func TestNCCLNetworkFromFilesSplit(t *testing.T) {
+	p := port("h", "mlx5_0", 1, 0xffff)
+	fsys := mapFS{files: map[string]string{"/etc/nccl.conf": "NCCL_NET=Socket\r\nNCCL_IB_PKEY=3\n"}}
+	in := Inputs{Env: Env{}, NCCL: ReadNCCLFiles(Env{}, fsys, "/root", true)}
+	r := Resolve([]*Library{&NCCL}, in, []*Port{p})[0]
+	if r.Verdict != Incomplete || len(r.Findings) > 0 || !strings.Contains(strings.Join(r.Unchecked, " "), `NCCL_NET from NCCL's files: "Socket\r"`) {
+		t.Errorf("%s: %q %q", r.Verdict, r.Findings, r.Unchecked)
+	}
+	// Without the CR every version reads it alike: not applicable.
+	fsys.files["/etc/nccl.conf"] = "NCCL_NET=Socket\nNCCL_IB_PKEY=3\n"
+	in.NCCL = ReadNCCLFiles(Env{}, fsys, "/root", true)
+	if r := Resolve([]*Library{&NCCL}, in, []*Port{p})[0]; r.Verdict != NotApplicable {
+		t.Errorf("%s: %q", r.Verdict, r.Unchecked)
+	}
+}
