@@ -35,9 +35,10 @@ type Options struct {
 	// MCAFS reads Open MPI's MCA parameter files and NCCL's configuration files,
 	// with settings from the environment (this host's files; tests inject theirs).
 	MCAFS job.MCAFS
-	// PasswdHome is the home directory the password database gives this user, and
-	// whether it could be looked up (NCCL before 2.30 reads ~/.nccl.conf there).
-	PasswdHome func() (string, bool)
+	// PasswdHome is the home directory the password database gives the user uid
+	// (-1: this process's), and whether it could be looked up (NCCL before 2.30
+	// reads ~/.nccl.conf there).
+	PasswdHome func(uid int) (string, bool)
 
 	Assign     []string // KEY=VALUE arguments
 	EnvFile    string
@@ -231,7 +232,13 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		// theirs. Without an environment (Environ nil) none is read either.
 		if o.Environ != nil && o.MCAFS != nil {
 			in.MCA = job.ReadMCAFiles(all, o.MCAFS)
-			home, ok := o.PasswdHome()
+			// The job's user: a Slurm Prolog runs as root for SLURM_JOB_UID
+			// (contrib/slurm), a TaskProlog and the job as that user.
+			uid := -1
+			if n, err := strconv.Atoi(all["SLURM_JOB_UID"]); err == nil && n >= 0 {
+				uid = n
+			}
+			home, ok := o.PasswdHome(uid)
 			in.NCCL = job.ReadNCCLFiles(all, o.MCAFS, home, ok)
 			in.MV2 = job.ReadMV2Files(all, o.MCAFS)
 			lookalikes = slices.Concat(lookalikes, in.NCCL.LookAlikes, in.MV2.LookAlikes)
@@ -529,10 +536,14 @@ func (osMCAFS) ReadFile(name string) ([]byte, error) {
 	return fsread.ReadFile(name, 16<<20, "a library's settings file")
 }
 
-// passwdHome is this user's home directory in the password database (getpwuid, as
-// NCCL before 2.30 asks; without cgo os/user reads /etc/passwd only).
-func passwdHome() (string, bool) {
-	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
+// passwdHome is user uid's home directory (-1: this process's user) in the password
+// database (getpwuid, as NCCL before 2.30 asks; without cgo os/user reads /etc/passwd
+// only).
+func passwdHome(uid int) (string, bool) {
+	if uid < 0 {
+		uid = os.Getuid()
+	}
+	u, err := user.LookupId(strconv.Itoa(uid))
 	if err != nil {
 		return "", false
 	}

@@ -86,7 +86,7 @@ func jobCmdFS(fsys job.MCAFS) func(*cmdutil.Factory) *cobra.Command {
 	return func(f *cmdutil.Factory) *cobra.Command {
 		return NewCmdJob(f, func(o *Options) error {
 			o.MCAFS = fsys
-			o.PasswdHome = func() (string, bool) {
+			o.PasswdHome = func(int) (string, bool) {
 				for _, kv := range o.Environ() {
 					if v, ok := strings.CutPrefix(kv, "HOME="); ok {
 						return v, true
@@ -583,5 +583,38 @@ func TestMV2ConfFiles(t *testing.T) {
 	r = runWith(t, context.Background(), env, jsonschematest.Complete, jobCmd, "--sysfs", mlx5, "--lib", "mvapich2", "--want", "0x8001", "--emit", "env")
 	if r.code != 1 || r.stdout != "" {
 		t.Errorf("gate with a bad line: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// In a Slurm Prolog (root, for SLURM_JOB_UID), the password database's home that
+// NCCL before 2.30 reads is the job user's, not root's: no version split where the
+// job's HOME is that home.
+func TestPasswdHomeOfTheJobUser(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(home+"/.nccl.conf", []byte("NCCL_IB_HCA=mlx5_0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var asked []int
+	cmd := func(f *cmdutil.Factory) *cobra.Command {
+		return NewCmdJob(f, func(o *Options) error {
+			o.MCAFS = testMCAFS{}
+			o.PasswdHome = func(uid int) (string, bool) {
+				asked = append(asked, uid)
+				if uid == 1234 {
+					return home, true
+				}
+				return "/root", true
+			}
+			return Run(o)
+		})
+	}
+	r := runWith(t, context.Background(), map[string]string{"HOME": home, "SLURM_JOB_UID": "1234"}, jsonschematest.Complete, cmd, "--sysfs", mlx5, "--lib", "nccl")
+	if r.code != 0 || strings.Contains(r.stdout, "not checked") || !slices.Equal(asked, []int{1234}) {
+		t.Errorf("exit %d, uids asked %v\n%s%s", r.code, asked, r.stdout, r.stderr)
+	}
+	asked = nil
+	r = runWith(t, context.Background(), map[string]string{"HOME": home}, jsonschematest.Partial, cmd, "--sysfs", mlx5, "--lib", "nccl")
+	if r.code != 4 || !strings.Contains(r.stdout, `NCCL_IB_HCA from NCCL's files: unset in NCCL before 2.30`) || !slices.Equal(asked, []int{-1}) {
+		t.Errorf("exit %d, uids asked %v\n%s%s", r.code, asked, r.stdout, r.stderr)
 	}
 }
