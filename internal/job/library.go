@@ -63,6 +63,9 @@ type Inputs struct {
 	// MCA are Open MPI's MCA parameter files as read on this host (nil: not read,
 	// the settings not coming from the environment).
 	MCA *MCAFiles
+	// UCX are UCX's configuration files (ucx.conf) as read on this host (nil: not
+	// read, the settings not coming from the environment).
+	UCX *UCXFiles
 }
 
 // setup is a library configured by one job environment.
@@ -278,6 +281,11 @@ func unreadNames(in Inputs, host []*Port) []string {
 	for _, v := range in.Env {
 		add(v)
 	}
+	if in.UCX != nil {
+		for _, v := range in.UCX.Values {
+			add(v.Value)
+		}
+	}
 	if in.Perftest != nil {
 		add(in.Perftest.Device)
 	}
@@ -414,7 +422,9 @@ func (l *Library) Mentioned(in Inputs) bool {
 		_, ok := in.Env[v]
 		// A key set in Open MPI's MCA parameter files is the job's too; their other
 		// settings are the install's (Debian's file sets btl and pml).
-		return ok || l.ID == OpenMPI.ID && strings.Contains(v, "pkey") && in.MCA != nil && in.MCA.sets(v)
+		// So is a UCX variable set in a ucx.conf file.
+		return ok || l.ID == OpenMPI.ID && strings.Contains(v, "pkey") && in.MCA != nil && in.MCA.sets(v) ||
+			l.ID == UCX.ID && in.UCX != nil && in.UCX.sets(v)
 	})
 }
 

@@ -30,8 +30,8 @@ type Options struct {
 	// Environ lists the environment the job would run with (KEY=VALUE): the
 	// libraries' settings, per-transport overrides and look-alikes (nil: none).
 	Environ func() []string
-	// MCAFS reads Open MPI's MCA parameter files, with settings from the
-	// environment (this host's files; tests inject theirs).
+	// MCAFS reads Open MPI's MCA parameter files and UCX's ucx.conf, with
+	// settings from the environment (this host's files; tests inject theirs).
 	MCAFS job.MCAFS
 
 	Assign     []string // KEY=VALUE arguments
@@ -66,6 +66,7 @@ With the environment, Open MPI's MCA parameter files are read too, as Open MPI
 4.1 does: $OMPI_MCA_mca_base_param_files, else ~/.openmpi/mca-params.conf and
 openmpi-mca-params.conf, and openmpi-mca-params-override.conf, in
 $OPAL_SYSCONFDIR or /etc/openmpi.
+So are UCX's ucx.conf files: /etc/ucx, $HOME, $UCX_CONFIG_DIR and ./ (ibkey's).
 perftest's options come from --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'.
 A variable that looks like a setting but is read by no library is warned about.
 
@@ -224,12 +225,16 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		// theirs. Without an environment (Environ nil) none is read either.
 		if o.Environ != nil && o.MCAFS != nil {
 			in.MCA = job.ReadMCAFiles(all, o.MCAFS)
+			in.UCX = job.ReadUCXFiles(all, o.MCAFS) // the same rule for UCX's ucx.conf
 		}
 		if len(in.Env) > 0 {
 			sources = append(sources, "the environment ("+strings.Join(in.Env.Names(), ", ")+")")
 		}
 		if in.MCA != nil && len(in.MCA.Read) > 0 {
 			sources = append(sources, "Open MPI's MCA parameter files ("+strings.Join(in.MCA.Read, ", ")+")")
+		}
+		if in.UCX != nil && len(in.UCX.Read) > 0 {
+			sources = append(sources, "UCX's configuration files ("+strings.Join(in.UCX.Read, ", ")+")")
 		}
 	}
 	if o.Perftest != "" {
@@ -504,12 +509,12 @@ func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want c
 	return err
 }
 
-// osMCAFS reads this host's MCA parameter files (a few KB; 16 MiB bounds a mistake,
+// osMCAFS reads this host's MCA parameter files and ucx.conf files (a few KB; 16 MiB bounds a mistake,
 // and a FIFO is refused rather than waited on).
 type osMCAFS struct{}
 
 func (osMCAFS) ReadFile(name string) ([]byte, error) {
-	return fsread.ReadFile(name, 16<<20, "an Open MPI MCA parameter file")
+	return fsread.ReadFile(name, 16<<20, "a library's configuration file")
 }
 
 func (osMCAFS) IsDir(name string) bool {
