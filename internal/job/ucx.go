@@ -56,6 +56,10 @@ import (
 //     (ucxVerbsVars: they are opened on every RDMA port unless UCX_TLS leaves them
 //     out), which fails like UCX_IB_PKEY's.
 //   - UCX_TLS that names no InfiniBand transport opens no RDMA port (ucxTLS).
+//   - Each variable the environment does not set may come from a ucx.conf file
+//     (UCX 1.11 and later; ucxconf.go), parsed the same way; where another UCX
+//     version's reading of the files answers otherwise, ucxVersions leaves the
+//     answer not checked.
 var UCX = Library{
 	ID: "ucx", Name: "UCX", Kind: ByValue,
 	Vars:      []string{"UCX_IB_PKEY", "UCX_NET_DEVICES"},

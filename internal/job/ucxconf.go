@@ -34,8 +34,8 @@ import (
 //     leaves out the rest of its section where the host's CPU or DMI product name
 //     does not match (fnmatch): ucxFilters.
 //   - A file that does not parse (ucxINI's error) is warned about ("failed to parse
-//     config file") and what it set is kept; Debian's 1.13.1 prints no warning
-//     (the files are read before logging is set up).
+//     config file") and what it set is kept; Debian's 1.13.1 shows no warning
+//     (ucx_info -c, even with UCX_LOG_LEVEL=info), only the values.
 //   - The files are read once per process (UCS_INIT_ONCE), at its first
 //     configuration read.
 
