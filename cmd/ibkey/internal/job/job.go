@@ -509,8 +509,8 @@ func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want c
 	return err
 }
 
-// osMCAFS reads this host's MCA parameter files and ucx.conf files (a few KB; 16 MiB bounds a mistake,
-// and a FIFO is refused rather than waited on).
+// osMCAFS reads this host's MCA parameter files and ucx.conf files (a few KB;
+// 16 MiB bounds a mistake, and a FIFO is refused rather than waited on).
 type osMCAFS struct{}
 
 func (osMCAFS) ReadFile(name string) ([]byte, error) {
