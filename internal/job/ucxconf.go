@@ -304,12 +304,12 @@ func ucxVersions(in Inputs, env Env, s *setup) {
 	switch {
 	case ucxSame(env, none): // the files set nothing the model reads
 	case ucxSame(early, none):
-		ucxSplit(s, none, late, "UCX before 1.12.0 (1.11 reads only "+ucxConfigDir+"/"+ucxConfFile+", older UCX no ucx.conf)")
+		ucxSplit(s, env, none, late, "UCX before 1.12.0 (1.11 reads only "+ucxConfigDir+"/"+ucxConfFile+", older UCX no ucx.conf)")
 	case ucxSame(early, env):
-		ucxSplit(s, none, "UCX 1.11.0 and later", old)
+		ucxSplit(s, env, none, "UCX 1.11.0 and later", old)
 	default:
-		ucxSplit(s, early, late, only)
-		ucxSplit(s, none, late, old)
+		ucxSplit(s, env, early, late, only)
+		ucxSplit(s, env, none, late, old)
 	}
 	for _, name := range slices.Sorted(maps.Keys(f.Filtered)) {
 		if _, set := in.Env[name]; !set && ucxRelevant(name) {
@@ -335,12 +335,16 @@ func ucxVersions(in Inputs, env Env, s *setup) {
 	}
 }
 
-// ucxSplit makes s, UCX as version label reads its settings, not checked where
-// UCX as version altLabel, reading altEnv, would do otherwise: refuse or not open
-// its InfiniBand transports, use other ports, or take other entries.
-func ucxSplit(s *setup, altEnv Env, label, altLabel string) {
-	alt := &setup{Result: Result{Library: s.Library}}
-	ucxConfigure(altEnv, alt)
+// ucxSplit makes s, UCX as version label reads its settings (env), not checked
+// where UCX as version altLabel, reading altEnv, would do otherwise: refuse or not
+// open its InfiniBand transports, use other ports, or take other entries.
+func ucxSplit(s *setup, env, altEnv Env, label, altLabel string) {
+	configured := func(e Env) *setup {
+		x := &setup{Result: Result{Library: s.Library}}
+		ucxConfigure(e, x)
+		return x
+	}
+	alt := configured(altEnv)
 	for _, u := range alt.Unchecked {
 		if !slices.Contains(s.Unchecked, u) {
 			s.Unchecked = append(s.Unchecked, altLabel+": "+u)
@@ -356,12 +360,26 @@ func ucxSplit(s *setup, altEnv Env, label, altLabel string) {
 	}
 	state := func(x *setup) string { return x.Reject + x.Inactive }
 	if st, at := state(s), state(alt); st != "" || at != "" {
-		if st != at {
-			why := fmt.Sprintf("%s: %s; %s: %s; %s", label, cmp.Or(st, s.Setting), altLabel, cmp.Or(at, alt.Setting), ucxVersionUnknown)
-			s.Reject, s.Inactive = "", ""
-			s.Unchecked = append(s.Unchecked, why)
-			s.unknown = cmp.Or(s.unknown, why)
+		if st == at {
+			return
 		}
+		s.Setting = fmt.Sprintf("%s: %s; %s: %s", label, cmp.Or(st, s.Setting), altLabel, cmp.Or(at, alt.Setting))
+		why := s.Setting + "; " + ucxVersionUnknown
+		s.Reject, s.Inactive = "", ""
+		// An exported UCX_IB_PKEY beats every file in every version (WantPartition):
+		// where the versions differ only by the UCX_IB_PKEY they read, only the
+		// job's own value is not checked, on each port UCX may use.
+		pkey := func(e Env) Env {
+			e = maps.Clone(e)
+			e["UCX_IB_PKEY"] = "auto"
+			return e
+		}
+		if state(configured(pkey(env))) == state(configured(pkey(altEnv))) {
+			s.route = func(*Port) (Pick, bool) { return Pick{Outcome: NotChecked, Index: -1, Problem: why}, true }
+			return
+		}
+		s.Unchecked = append(s.Unchecked, why)
+		s.unknown = cmp.Or(s.unknown, why)
 		return
 	}
 	s.route = func(p *Port) (Pick, bool) {

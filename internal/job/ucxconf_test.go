@@ -175,3 +175,26 @@ func TestUCXConfPorts(t *testing.T) {
 		t.Error("Mentioned does not follow ucx.conf")
 	}
 }
+
+// --want: an exported UCX_IB_PKEY beats every ucx.conf in every version, so a
+// file's UCX_IB_PKEY (even one UCX refuses) leaves the wanted setting checked; a
+// file's UCX_TLS=tcp, which no export of UCX_IB_PKEY changes, does not.
+func TestUCXConfWant(t *testing.T) {
+	p := port("h", "mlx5_0", 1, 0xffff)
+	for _, c := range []struct {
+		file string
+		want Verdict
+	}{
+		{"UCX_IB_PKEY=8001\n", Works},
+		{"UCX_IB_PKEY=0x1234\n", Works},
+		{"UCX_TLS=tcp\n", Incomplete},
+	} {
+		in := ucxConf(map[string]string{"/home/u/ucx.conf": c.file})
+		if w := WantPartition([]*Library{&UCX}, in, 0xffff, []*Port{p})[0]; w.Verdict != c.want {
+			t.Errorf("%q: --want %s %q, want %s", c.file, w.Verdict, w.Unchecked, c.want)
+		}
+		if r := Resolve([]*Library{&UCX}, in, []*Port{p})[0]; r.Verdict != Incomplete {
+			t.Errorf("%q: resolved %s, want not checked", c.file, r.Verdict)
+		}
+	}
+}
