@@ -299,6 +299,18 @@ func ucxVersions(in Inputs, env Env, s *setup) {
 		s.Notes = append(s.Notes, "lines of ucx.conf UCX's parser (inih) does not accept, from the first in each file; UCX skips them and keeps the rest, as ibkey does: "+strings.Join(f.Errors, ", "))
 	}
 	early, none := ucxMerge(in.Env, f.Early), in.Env
+	unread := "UCX's configuration files may set UCX_IB_PKEY, UCX_TLS, UCX_NET_DEVICES or a transport's PKEY in what could not be read (" + strings.Join(f.Unread, "; ") + ")"
+	// The environment's UCX_TLS beats every file: an answer it decides (no
+	// InfiniBand transport, or a value refused under it) stands whatever a file
+	// says, hides or leaves to a section filter.
+	alt := &setup{Result: Result{Library: s.Library}}
+	ucxConfigure(none, alt)
+	if _, tls := in.Env["UCX_TLS"]; tls && s.Reject+s.Inactive != "" && s.Reject == alt.Reject && s.Inactive == alt.Inactive {
+		if len(f.Unread) > 0 {
+			s.Notes = append(s.Notes, unread+", which cannot change that")
+		}
+		return
+	}
 	const late, old = "UCX 1.12.0 and later", "UCX before 1.11.0 (it reads no ucx.conf)"
 	only := "UCX 1.11 (it reads only " + ucxConfigDir + "/" + ucxConfFile + ", a name's first line)"
 	switch {
@@ -320,17 +332,8 @@ func ucxVersions(in Inputs, env Env, s *setup) {
 		}
 	}
 	if len(f.Unread) > 0 {
-		what := "UCX's configuration files may set UCX_IB_PKEY, UCX_TLS, UCX_NET_DEVICES or a transport's PKEY in what could not be read (" + strings.Join(f.Unread, "; ") + ")"
-		alt := &setup{Result: Result{Library: s.Library}}
-		ucxConfigure(none, alt)
-		// The environment's UCX_TLS beats every file: an answer it decides (no
-		// InfiniBand transport, or a value refused under it) stands.
-		if _, tls := in.Env["UCX_TLS"]; tls && s.Reject+s.Inactive != "" && s.Reject == alt.Reject && s.Inactive == alt.Inactive {
-			s.Notes = append(s.Notes, what+", which cannot change that")
-			return
-		}
 		s.Reject, s.Inactive = "", ""
-		s.Unchecked = append(s.Unchecked, what)
+		s.Unchecked = append(s.Unchecked, unread)
 		s.unknown = "UCX's settings are not known (a ucx.conf file could not be read)"
 	}
 }

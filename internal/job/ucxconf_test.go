@@ -198,3 +198,12 @@ func TestUCXConfWant(t *testing.T) {
 		}
 	}
 }
+
+// The environment's UCX_TLS without an InfiniBand transport decides, whatever a
+// section filter may leave out of a file.
+func TestUCXConfTLSFromEnvironment(t *testing.T) {
+	in := ucxConf(map[string]string{"/home/u/ucx.conf": "[Grace]\nCPU model=Grace\nUCX_IB_PKEY=0x7fff\n"}, "UCX_TLS=tcp")
+	if r := Resolve([]*Library{&UCX}, in, []*Port{port("h", "mlx5_0", 1, 0xffff)})[0]; r.Verdict != NotApplicable {
+		t.Errorf("%s %q", r.Verdict, r.Unchecked)
+	}
+}
