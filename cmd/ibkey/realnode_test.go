@@ -225,3 +225,19 @@ func TestDemoExporterMarked(t *testing.T) {
 		t.Errorf("a saved host's metrics are marked as demo data:\n%s", r.stdout)
 	}
 }
+
+// TestExporterEmptyPartitionConfigFile: with --opensm-conf whose
+// partition_config_file is empty, the exporter audits the sweep against what OpenSM
+// then programs (its own Default=0x7fff, ipoib : ALL=full), as fabric check does:
+// the demo fabric's other keys are partitions-extra-key errors.
+func TestExporterEmptyPartitionConfigFile(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "opensm.conf")
+	if err := os.WriteFile(conf, []byte("partition_config_file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runIbkey(t, false, nil, "--demo", "exporter", "--sweep", "--opensm-conf", conf, "--once")
+	if !strings.Contains(r.stderr, "OpenSM reads no partitions.conf") || strings.Contains(r.stdout, `ibkey_fabric_findings{rule="partitions-extra-key",severity="error"} 0`) ||
+		!strings.Contains(r.stdout, `ibkey_fabric_findings{rule="partitions-extra-key",severity="error"}`) {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -58,13 +58,14 @@ func validName(s string) bool {
 	}) < 0
 }
 
-// maxEnvLine bounds one line of an env file (NCCL's own nccl.conf reader uses 4096:
-// src/misc/param.cc setEnvFile).
+// maxEnvLine bounds one line of an env file.
 const maxEnvLine = 64 << 10
 
-// ReadEnvFile reads KEY=VALUE lines, the format of NCCL's nccl.conf (src/misc/param.cc
-// setEnvFile: '#' comment lines, KEY=VALUE) and of shell env files (`export KEY=VALUE`,
-// blank lines). name labels errors.
+// ReadEnvFile reads the job's settings as a shell env file writes them: KEY=VALUE
+// lines, `export KEY=VALUE`, quotes, '#' comment lines and blank lines. name labels
+// errors. This is not how NCCL reads its nccl.conf files (ReadNCCLFiles: no quotes,
+// no export, spaces kept), which are read as NCCL reads them with settings from the
+// environment.
 func ReadEnvFile(name string, r io.Reader) (Env, error) {
 	env := Env{}
 	sc := bufio.NewScanner(r)

@@ -63,9 +63,14 @@ type Inputs struct {
 	// MCA are Open MPI's MCA parameter files as read on this host (nil: not read,
 	// the settings not coming from the environment).
 	MCA *MCAFiles
+	// NCCL are NCCL's configuration files as read on this host (nil: not read).
+	NCCL *SetenvFiles
 	// UCX are UCX's configuration files (ucx.conf) as read on this host (nil: not
 	// read, the settings not coming from the environment).
 	UCX *UCXFiles
+	// exported is the variable a gate exports (WantPartition: the library's
+	// partition variable), which beats what settings files give it.
+	exported string
 }
 
 // setup is a library configured by one job environment.
@@ -420,10 +425,13 @@ func (l *Library) Mentioned(in Inputs) bool {
 	}
 	return slices.ContainsFunc(l.Vars, func(v string) bool {
 		_, ok := in.Env[v]
-		// A key set in Open MPI's MCA parameter files is the job's too; their other
-		// settings are the install's (Debian's file sets btl and pml).
-		// So is a UCX variable set in a ucx.conf file.
+		// A key set in Open MPI's MCA parameter files or NCCL's configuration files is
+		// the job's too; their other settings are the install's (Debian's file sets
+		// btl and pml; a site's nccl.conf NCCL_IB_HCA). So is a UCX variable set in a
+		// ucx.conf file.
+		_, nccl := in.NCCL.values()[v]
 		return ok || l.ID == OpenMPI.ID && strings.Contains(v, "pkey") && in.MCA != nil && in.MCA.sets(v) ||
+			l.ID == NCCL.ID && strings.Contains(v, "PKEY") && nccl ||
 			l.ID == UCX.ID && in.UCX != nil && in.UCX.sets(v)
 	})
 }

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 )
 
@@ -33,32 +34,76 @@ import (
 //     alone). From NCCL 2.22.3 ncclIbGetGidIndex (connect.cc) ignores it on InfiniBand
 //     ports (GID 0, or the routable FLID GID); before, it was the source GID index
 //     there too (an index beyond the GID table fails the connection: not checked).
+//   - The network: ncclNetInit (src/plugin/net.cc) tries the external net plugins
+//     (NCCL_NET_PLUGIN, else libnccl-net.so when it loads), then its own IB transport
+//     ("IB"), then sockets ("Socket"), and takes the first that initializes with a
+//     device. NCCL_NET (read by ncclGetEnv in src/init.cc) keeps only the one whose
+//     name it is (strcasecmp); naming none, even set empty, fails ("Failed to
+//     initialize any NET plugin"). NCCL_IB_DISABLE (NCCL_PARAM IbDisable,
+//     src/transport/net_ib/init.cc; ncclLoadParam) not 0 makes the IB transport
+//     fail to initialize, so NCCL goes on to sockets. A plugin's use of P_Keys is the
+//     plugin's: not modelled.
 //   - NCCL_IB_PKEY_VALUE is read by newer NCCL (listed among NCCL 2.31.2's
 //     variables; not in the master ibkey follows): a P_Key value, whose lookup and
 //     precedence over NCCL_IB_PKEY are not modelled here, so it is not checked.
 var NCCL = Library{
 	ID: "nccl", Name: "NCCL", Kind: ByIndex,
-	Vars:   []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_PKEY_VALUE"},
-	Source: "NVIDIA/nccl src/transport/net_ib/connect.cc (NCCL_PARAM IbPkey, ncclIbQpInit), src/misc/param.cc ncclLoadParam, src/transport/net_ib/init.cc ncclIbInitDevices, src/misc/utils.cc parseStringList/matchIfList",
+	Vars:      []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_PKEY_VALUE"},
+	Modifiers: []string{"NCCL_IB_DISABLE", "NCCL_NET"},
+	Source:    "NVIDIA/nccl src/transport/net_ib/connect.cc (NCCL_PARAM IbPkey, ncclIbQpInit), src/misc/param.cc ncclLoadParam, src/transport/net_ib/init.cc ncclIbInitDevices, src/misc/utils.cc parseStringList/matchIfList, src/plugin/net.cc ncclNetInit",
 	configure: func(in Inputs, s *setup) {
-		env := in.Env
-		idx, setting := ncclIndex(env)
+		env := in.NCCL.env(in.Env)
+		disabled := ncclInt(env["NCCL_IB_DISABLE"], 0) != 0
+		if net, ok := env["NCCL_NET"]; ok {
+			where := in.NCCL.where(in.Env, "NCCL_NET")
+			switch {
+			case strings.EqualFold(net, "IB") && disabled:
+				s.Reject = fmt.Sprintf("NCCL_NET=IB%s with NCCL_IB_DISABLE=%s: the one network NCCL may use does not initialize, and NCCL fails (\"Failed to initialize any NET plugin\")", where, env["NCCL_IB_DISABLE"])
+			case strings.EqualFold(net, "IB"):
+			case strings.EqualFold(net, "Socket"):
+				s.Inactive = fmt.Sprintf("NCCL_NET=%s%s: NCCL uses sockets, not InfiniBand or RoCE (P_Keys do not apply)", net, where)
+				return
+			case net == "":
+				s.Reject = "NCCL_NET is set but empty" + where + ": it names no network (strcasecmp matches none), and NCCL fails (\"Failed to initialize any NET plugin\")"
+			default:
+				s.Unchecked = append(s.Unchecked, fmt.Sprintf("NCCL_NET=%s%s names a network plugin, not NCCL's own IB transport: which P_Key it uses is the plugin's (and NCCL fails if no plugin has that name)", net, where))
+				s.unknown = "NCCL_NET=" + net + ": which entry the plugin uses is not known"
+			}
+		}
+		if disabled && s.Reject == "" {
+			s.Inactive = fmt.Sprintf("NCCL_IB_DISABLE=%s%s: NCCL's IB transport does not initialize, and NCCL uses sockets (or a net plugin), not these P_Keys", env["NCCL_IB_DISABLE"], in.NCCL.where(in.Env, "NCCL_IB_DISABLE"))
+			return
+		}
+		idx, setting := ncclIndex(env, in.NCCL.where(in.Env, "NCCL_IB_PKEY"))
 		s.Setting = setting
 		hca, hasHCA := env["NCCL_IB_HCA"]
 		filter := parseNCCLHCA(hca)
 		if hasHCA {
-			s.Setting += fmt.Sprintf(", NCCL_IB_HCA=%s", hca)
+			s.Setting += fmt.Sprintf(", NCCL_IB_HCA=%s%s", hca, in.NCCL.where(in.Env, "NCCL_IB_HCA"))
 			if filter.none() {
 				s.Notes = append(s.Notes, `NCCL_IB_HCA="^" with an empty list excludes every port: NCCL uses no InfiniBand port (it falls back to sockets)`)
 			}
 		}
 		if g, ok := env["NCCL_IB_GID_INDEX"]; ok {
-			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s does not change the partition: from NCCL 2.22.3 InfiniBand ports use GID 0 (or the routable FLID GID) whatever it says (before, it was their source GID index: not checked); it selects the GID on RoCE ports, whose one P_Key is 0xffff", g))
+			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s%s does not change the partition: from NCCL 2.22.3 InfiniBand ports use GID 0 (or the routable FLID GID) whatever it says (before, it was their source GID index: not checked); it selects the GID on RoCE ports, whose one P_Key is 0xffff", g, in.NCCL.where(in.Env, "NCCL_IB_GID_INDEX")))
 		}
 		if v, ok := env["NCCL_IB_PKEY_VALUE"]; ok {
-			s.Unchecked = append(s.Unchecked, fmt.Sprintf("NCCL_IB_PKEY_VALUE=%s is a P_Key value newer NCCL reads (2.31), which ibkey does not interpret: the entry NCCL uses may come from it rather than from NCCL_IB_PKEY", v))
+			s.Unchecked = append(s.Unchecked, fmt.Sprintf("NCCL_IB_PKEY_VALUE=%s%s is a P_Key value newer NCCL reads (2.31), which ibkey does not interpret: the entry NCCL uses may come from it rather than from NCCL_IB_PKEY", v, in.NCCL.where(in.Env, "NCCL_IB_PKEY_VALUE")))
 		}
-		s.Assumptions = append(s.Assumptions, "NCCL: only the environment (and --env) is read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf can also set NCCL_IB_PKEY when the environment does not, and an env plugin (NCCL 2.28 and later: NCCL_ENV_PLUGIN, libnccl-env.so) can give any value")
+		if f := in.NCCL; f == nil {
+			s.Assumptions = append(s.Assumptions, "NCCL: only the settings given are read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf (read only with settings from the environment) can also set NCCL_IB_PKEY")
+		} else {
+			set := in.Env
+			if in.exported != "" {
+				set = maps.Clone(set)
+				set[in.exported] = "" // the gate's export: the files cannot beat it
+			}
+			s.Unchecked = append(s.Unchecked, f.unchecked(set)...)
+			if f.Assumption != "" {
+				s.Assumptions = append(s.Assumptions, "NCCL: "+f.Assumption)
+			}
+		}
+		s.Assumptions = append(s.Assumptions, "NCCL: no net plugin (NCCL_NET_PLUGIN, libnccl-net.so: tried before NCCL's own IB transport) and no env plugin (NCCL 2.28 and later: NCCL_ENV_PLUGIN, libnccl-env.so), which could read these settings otherwise")
 		s.roce = true
 		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
 			switch {
@@ -75,17 +120,18 @@ var NCCL = Library{
 }
 
 // ncclIndex is the index NCCL puts in its QPs, and how it came about.
-func ncclIndex(env Env) (int, string) {
+// where, when not empty, says which file set it (" (FILE:LINE)").
+func ncclIndex(env Env, where string) (int, string) {
 	v, set := env["NCCL_IB_PKEY"]
 	if v == "" {
 		if set {
-			return 0, "NCCL_IB_PKEY empty: NCCL keeps the default, index 0"
+			return 0, "NCCL_IB_PKEY empty" + where + ": NCCL keeps the default, index 0"
 		}
 		return 0, "NCCL_IB_PKEY unset: index 0"
 	}
 	n := parseC(v, 0)
 	if n.Overflow {
-		return 0, fmt.Sprintf("NCCL_IB_PKEY=%s overflows: NCCL keeps the default, index 0", v)
+		return 0, fmt.Sprintf("NCCL_IB_PKEY=%s%s overflows: NCCL keeps the default, index 0", v, where)
 	}
 	idx := int(uint16(n.Value)) // int pkeyIndex stored in the 16-bit ibv_qp_attr.pkey_index
 	var how []string
@@ -103,11 +149,24 @@ func ncclIndex(env Env) (int, string) {
 	if int64(idx) != n.Value {
 		how = append(how, fmt.Sprintf("truncated to 16 bits: %d", idx))
 	}
-	s := fmt.Sprintf("NCCL_IB_PKEY=%s: index %d", v, idx)
+	s := fmt.Sprintf("NCCL_IB_PKEY=%s%s: index %d", v, where, idx)
 	if len(how) > 0 {
 		s += " (" + strings.Join(how, "; ") + ")"
 	}
 	return idx, s
+}
+
+// ncclInt is an integer NCCL parameter as ncclLoadParam reads it: strtoll base 0,
+// the default when empty or on overflow.
+func ncclInt(v string, def int64) int64 {
+	if v == "" {
+		return def
+	}
+	n := parseC(v, 0)
+	if n.Overflow {
+		return def
+	}
+	return n.Value
 }
 
 func ncclPick(idx int, p *Port) Pick {

@@ -36,7 +36,9 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 	hosts := groupHosts(ports, in.Unread)
 	out := make([]*Result, 0, len(libs))
 	for _, l := range libs {
-		s := l.setup(in)
+		exporting := in
+		exporting.exported = l.Vars[0]
+		s := l.setup(exporting)
 		if s.Inactive != "" {
 			out = append(out, &Result{Library: l, Inactive: s.Inactive, Verdict: NotApplicable})
 			continue

@@ -35,7 +35,8 @@ type OpenSMConf struct {
 	EnforceOff      bool
 	AllowBoth       bool
 	KeepPKeyIndexes bool
-	// PartitionConfigFile is the partitions.conf OpenSM reads.
+	// PartitionConfigFile is partition_config_file as OpenSM holds it (what
+	// `opensm -c` writes back); PartitionsFile is the file it then reads.
 	PartitionConfigFile string
 	// Warnings: values OpenSM replaces with its default, with the line.
 	Warnings []string
@@ -53,6 +54,20 @@ func (c *OpenSMConf) FabricModel(conf *Config, f *fabric.Fabric, opt Options) *M
 	return NewFabricModel(conf, f, opt)
 }
 
+// defaultPartitionsFile is OSM_DEFAULT_PARTITION_CONFIG_FILE (Debian's build).
+const defaultPartitionsFile = "/etc/opensm/partitions.conf"
+
+// PartitionsFile is the partitions.conf OpenSM reads: "(null)" is no value
+// (opts_parse_charp), which osm_prtn_make_partitions replaces with its default; ""
+// is a path stat(2) never finds, so OpenSM reads no file and programs only its own
+// default partition (prtn_make_default: Default=0x7fff, ipoib : ALL=full).
+func (c *OpenSMConf) PartitionsFile() string {
+	if c.PartitionConfigFile == "(null)" {
+		return defaultPartitionsFile
+	}
+	return c.PartitionConfigFile
+}
+
 // MaxOpenSMConfSize bounds what ParseOpenSMConf is given; OpenSM's own default file is
 // about 40 KB.
 const MaxOpenSMConfSize = 4 << 20
@@ -65,7 +80,7 @@ const MaxOpenSMConfSize = 4 << 20
 // leading and trailing isspace, then one pair of matching quotes removed (a lone
 // quote is both ends: nothing is left).
 func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
-	c := &OpenSMConf{KeepPKeyIndexes: true, PartitionConfigFile: "/etc/opensm/partitions.conf"}
+	c := &OpenSMConf{KeepPKeyIndexes: true, PartitionConfigFile: defaultPartitionsFile}
 	partEnforce, noEnforce := "both", false
 	lineNo := 1
 	for len(data) > 0 {

@@ -48,20 +48,26 @@ func AddPortTypes(types map[check.GUID]check.NodeType, routers []string, f *fabr
 // (partconf.ParseOpenSMConf), for every command that audits a sweep (fabric check, the
 // exporter): a file that cannot be read is bad usage. When *partitions (--partitions)
 // is "", it becomes the file's partition_config_file if that is on this machine (the
-// audit may run elsewhere than OpenSM). note says which partitions.conf that is, or
-// why there is none; osm.Warnings are the values OpenSM replaces with its defaults.
-func ReadOpenSMConf(path string, partitions *string) (osm *partconf.OpenSMConf, note string, err error) {
+// audit may run elsewhere than OpenSM), and an empty partition_config_file, which
+// OpenSM never finds, gives noFile: what OpenSM then programs. note says which
+// partitions.conf that is, or why there is none; osm.Warnings are the values OpenSM
+// replaces with its defaults.
+func ReadOpenSMConf(path string, partitions *string) (osm *partconf.OpenSMConf, noFile *partconf.Config, note string, err error) {
 	data, err := fsread.ReadFile(path, partconf.MaxOpenSMConfSize, "an opensm.conf")
 	if err != nil {
-		return nil, "", &UsageError{Msg: fmt.Sprintf("--opensm-conf: %v", err)}
+		return nil, nil, "", &UsageError{Msg: fmt.Sprintf("--opensm-conf: %v", err)}
 	}
 	osm = partconf.ParseOpenSMConf(path, data)
 	if *partitions != "" {
-		return osm, "", nil
+		return osm, nil, "", nil
 	}
-	if _, err := os.Stat(osm.PartitionConfigFile); err != nil {
-		return osm, fmt.Sprintf("not compared with a partitions.conf: %s names %s, which is not here (give --partitions)", path, osm.PartitionConfigFile), nil
+	file := osm.PartitionsFile()
+	if file == "" {
+		return osm, partconf.NoFile(), fmt.Sprintf("comparing with OpenSM's own Default=0x7fff, ipoib : ALL=full: %s sets partition_config_file empty, so OpenSM reads no partitions.conf", path), nil
 	}
-	*partitions = osm.PartitionConfigFile
-	return osm, fmt.Sprintf("comparing with %s (partition_config_file of %s)", *partitions, path), nil
+	if _, err := os.Stat(file); err != nil {
+		return osm, nil, fmt.Sprintf("not compared with a partitions.conf: %s names %s, which is not here (give --partitions)", path, file), nil
+	}
+	*partitions = file
+	return osm, nil, fmt.Sprintf("comparing with %s (partition_config_file of %s)", *partitions, path), nil
 }

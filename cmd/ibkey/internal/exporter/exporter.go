@@ -305,10 +305,11 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 	fopts := exporter.FabricOptions{Interval: o.SweepInterval, Timeout: o.SweepTimeout, AllowBoth: o.AllowBoth, NoCounters: o.NoCounters,
 		Logf: func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }}
 	if o.OpenSMConf != "" {
-		osm, note, err := query.ReadOpenSMConf(o.OpenSMConf, &o.Partitions)
+		osm, noFile, note, err := query.ReadOpenSMConf(o.OpenSMConf, &o.Partitions)
 		if err != nil {
 			return err
 		}
+		fopts.Partitions = noFile
 		for _, w := range osm.Warnings {
 			logger.Warn(w)
 		}

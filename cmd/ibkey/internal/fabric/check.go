@@ -168,10 +168,11 @@ func runCheck(o *CheckOptions) error {
 		ignore[r] = true
 	}
 	var osm *partconf.OpenSMConf
+	var conf *partconf.Config
 	if o.OpenSMConf != "" {
 		var note string
 		var err error
-		if osm, note, err = query.ReadOpenSMConf(o.OpenSMConf, &o.Partitions); err != nil {
+		if osm, conf, note, err = query.ReadOpenSMConf(o.OpenSMConf, &o.Partitions); err != nil {
 			return err
 		}
 		for _, w := range osm.Warnings {
@@ -181,7 +182,6 @@ func runCheck(o *CheckOptions) error {
 			o.Notices.Note(note)
 		}
 	}
-	var conf *partconf.Config
 	if o.Partitions != "" {
 		// The one read of a partitions.conf (query.ReadPartitions): bounded, and "-"
 		// or a pipe (`--partitions <(ssh sm01 cat /etc/opensm/partitions.conf)`) read
@@ -251,13 +251,13 @@ func runCheck(o *CheckOptions) error {
 		}
 		if o.Format == cmdutil.FormatJSON {
 			var file *string
-			if o.Partitions != "" {
-				file = &o.Partitions
+			if conf != nil {
+				file = &o.Partitions // "": partition_config_file empty, OpenSM's own default
 			}
 			if err := cmdutil.WriteJSON(o.IO.Out, struct {
 				Schema     cmdutil.SchemaVersion `json:"schema_version"`
 				Source     string                `json:"source"`
-				Partitions *string               `json:"partitions_file"` // null: no --partitions
+				Partitions *string               `json:"partitions_file"` // null: none compared
 				Findings   []check.Finding       `json:"findings"`
 				Errors     int                   `json:"errors"`
 				Warnings   int                   `json:"warnings"`
@@ -267,7 +267,11 @@ func runCheck(o *CheckOptions) error {
 			}
 		} else {
 			writeFindings(o.IO.Out, fab, findings)
-			fmt.Fprintln(o.IO.Out, checkSummary(fab, res.TablesChecked, o.Partitions, errs, warns, len(all)-len(findings), partial || res.Incomplete()))
+			against := o.Partitions
+			if conf != nil && against == "" {
+				against = "OpenSM's own Default=0x7fff, ipoib : ALL=full (partition_config_file empty)"
+			}
+			fmt.Fprintln(o.IO.Out, checkSummary(fab, res.TablesChecked, against, errs, warns, len(all)-len(findings), partial || res.Incomplete()))
 		}
 		var after error
 		if conf != nil {

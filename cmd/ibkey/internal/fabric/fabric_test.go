@@ -191,6 +191,22 @@ func TestCheckOpenSMConf(t *testing.T) {
 	if !strings.Contains(r.Stderr, "anything but TRUE as FALSE") || !strings.Contains(r.Stderr, "not compared with a partitions.conf") {
 		t.Errorf("odd opensm.conf: exit %d, stderr:\n%s", r.Code, r.Stderr)
 	}
+	// "(null)" is no value: OpenSM's default file (opts_parse_charp).
+	null := writeTemp(t, "null.conf", "partition_config_file (null)\n")
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", null, "--ignore", "enforcement-off")
+	if _, err := os.Stat("/etc/opensm/partitions.conf"); err == nil {
+		if !strings.Contains(r.Stderr, "comparing with /etc/opensm/partitions.conf") {
+			t.Errorf("(null): exit %d, stderr:\n%s", r.Code, r.Stderr)
+		}
+	} else if !strings.Contains(r.Stderr, "names /etc/opensm/partitions.conf, which is not here") {
+		t.Errorf("(null): exit %d, stderr:\n%s", r.Code, r.Stderr)
+	}
+	// Empty: no file OpenSM finds; its own default partition is compared.
+	empty := writeTemp(t, "empty.conf", "partition_config_file\n")
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", empty, "--ignore", "enforcement-off")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "partition_config_file empty, so OpenSM reads no partitions.conf") || !strings.Contains(r.Stdout, "against OpenSM's own Default=0x7fff") {
+		t.Errorf("empty: exit %d\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
+	}
 	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", "/dev/zero")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "--opensm-conf") {
 		t.Errorf("--opensm-conf /dev/zero: exit %d, stderr %q; want exit 2 naming the flag", r.Code, r.Stderr)

@@ -168,8 +168,9 @@ type checkDoc struct {
 		Message string   `json:"message"`
 		Action  string   `json:"action"`
 	} `json:"findings"`
-	Errors   int `json:"errors"`
-	Warnings int `json:"warnings"`
+	Errors     int     `json:"errors"`
+	Warnings   int     `json:"warnings"`
+	Partitions *string `json:"partitions_file"`
 }
 
 // has reports whether a finding of rule names node[port] and, when key is not "", the

@@ -2,9 +2,11 @@ package fabric
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/lab"
 )
@@ -153,5 +155,44 @@ func TestLabEditedFileNamesWhatOpenSMChanges(t *testing.T) {
 				t.Errorf("part_enforce off: no switch port warned; the comparison assumes part_enforce on")
 			}
 		})
+	}
+}
+
+// TestLabEmptyPartitionConfigFile: an opensm.conf whose partition_config_file is
+// empty names no file OpenSM finds (stat("") fails), so it programs only its own
+// Default=0x7fff, ipoib : ALL=full (osm_prtn_make_partitions, prtn_make_default).
+// fabric check --opensm-conf compares with that: the tables a real partitions.conf
+// gave are errors, and once OpenSM runs with the empty path there is none.
+func TestLabEmptyPartitionConfigFile(t *testing.T) {
+	l := startFabricLab(t, "small.net")
+	const conf = "Default=0x7fff : ALL=full ;\nstorage=0x0001 : 0x100001=full, 0x100004, 0x10000a ;\n"
+	if err := l.RunOpenSM(conf, false); err != nil {
+		t.Fatal(err)
+	}
+	osmConf := writeTemp(t, "opensm.conf", "# the path left empty\npartition_config_file \n")
+	d := l.checkJSON(t, 1, "--opensm-conf", osmConf, "--ignore", "enforcement-off")
+	if d.Partitions == nil || *d.Partitions != "" || d.Errors == 0 {
+		t.Fatalf("before: partitions_file %v, %d errors, want \"\" and the storage keys as errors: %v", d.Partitions, d.Errors, d.rules())
+	}
+	// OpenSM given the empty path itself (-P "" after the file's -P).
+	if err := l.RunOpenSMArgs(conf, "-P", ""); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := l.discoverFile(t)
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			keys := slices.DeleteFunc(slices.Clone(p.PKeys), func(k check.PKey) bool { return k.Partition() == 0 })
+			if n.IsEndPort(p) && len(keys) > 0 && fmtKeys(keys) != "0xffff" { // none: a port without a link
+				t.Errorf("%s[%d] holds %s after OpenSM with an empty partition_config_file; want 0xffff alone", n.Description, p.Num, fmtKeys(keys))
+			}
+		}
+	}
+	d = l.checkJSON(t, 0, "--opensm-conf", osmConf, "--ignore", "enforcement-off")
+	if d.Errors+d.Warnings != 0 {
+		t.Errorf("after: %d errors, %d warnings: %v", d.Errors, d.Warnings, d.rules())
+	}
+	r := l.run(t, "fabric", "check", "--opensm-conf", osmConf, "--ignore", "enforcement-off")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "against OpenSM's own Default=0x7fff, ipoib : ALL=full (partition_config_file empty)") {
+		t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

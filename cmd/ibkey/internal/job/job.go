@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,9 +32,13 @@ type Options struct {
 	// Environ lists the environment the job would run with (KEY=VALUE): the
 	// libraries' settings, per-transport overrides and look-alikes (nil: none).
 	Environ func() []string
-	// MCAFS reads Open MPI's MCA parameter files and UCX's ucx.conf, with
-	// settings from the environment (this host's files; tests inject theirs).
+	// MCAFS reads Open MPI's MCA parameter files, NCCL's configuration files and
+	// UCX's ucx.conf, with settings from the environment (this host's files;
+	// tests inject theirs).
 	MCAFS job.MCAFS
+	// PasswdHome is the home directory the password database gives this user, and
+	// whether it could be looked up (NCCL before 2.30 reads ~/.nccl.conf there).
+	PasswdHome func() (string, bool)
 
 	Assign     []string // KEY=VALUE arguments
 	EnvFile    string
@@ -52,7 +58,7 @@ const maxWait = 24 * time.Hour
 
 // NewCmdJob builds the command; runF replaces the run function in tests.
 func NewCmdJob(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	o := &Options{Host: f.Host, Environ: f.Environ, MCAFS: osMCAFS{}}
+	o := &Options{Host: f.Host, Environ: f.Environ, MCAFS: osMCAFS{}, PasswdHome: passwdHome}
 	c := &cobra.Command{
 		Use:   "job [KEY=VALUE...]",
 		Short: "Which partition a job's libraries use, and can its hosts talk",
@@ -60,12 +66,13 @@ func NewCmdJob(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 ports each library would use: which device/port, which table entry (index,
 value, membership), and whether the job's ranks can talk in that partition.
 
-Settings come from the environment, or from --env FILE (KEY=VALUE lines, the
-format of nccl.conf) and KEY=VALUE arguments, which replace the environment.
+Settings come from the environment, or from --env FILE (KEY=VALUE lines, as a
+shell env file) and KEY=VALUE arguments, which replace the environment.
 With the environment, Open MPI's MCA parameter files are read too, as Open MPI
 4.1 does: $OMPI_MCA_mca_base_param_files, else ~/.openmpi/mca-params.conf and
 openmpi-mca-params.conf, and openmpi-mca-params-override.conf, in
-$OPAL_SYSCONFDIR or /etc/openmpi.
+$OPAL_SYSCONFDIR or /etc/openmpi; and NCCL's: $NCCL_CONF_FILE, else
+~/.nccl.conf, then /etc/nccl.conf.
 So are UCX's ucx.conf files: /etc/ucx, $HOME, $UCX_CONFIG_DIR and ./ (ibkey's).
 perftest's options come from --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'.
 A variable that looks like a setting but is read by no library is warned about.
@@ -225,6 +232,9 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		// theirs. Without an environment (Environ nil) none is read either.
 		if o.Environ != nil && o.MCAFS != nil {
 			in.MCA = job.ReadMCAFiles(all, o.MCAFS)
+			home, ok := o.PasswdHome()
+			in.NCCL = job.ReadNCCLFiles(all, o.MCAFS, home, ok)
+			lookalikes = append(lookalikes, in.NCCL.LookAlikes...)
 			in.UCX = job.ReadUCXFiles(all, o.MCAFS) // the same rule for UCX's ucx.conf
 		}
 		if len(in.Env) > 0 {
@@ -232,6 +242,9 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		}
 		if in.MCA != nil && len(in.MCA.Read) > 0 {
 			sources = append(sources, "Open MPI's MCA parameter files ("+strings.Join(in.MCA.Read, ", ")+")")
+		}
+		if in.NCCL != nil && len(in.NCCL.Read) > 0 {
+			sources = append(sources, "NCCL's configuration files ("+strings.Join(in.NCCL.Read, ", ")+")")
 		}
 		if in.UCX != nil && len(in.UCX.Read) > 0 {
 			sources = append(sources, "UCX's configuration files ("+strings.Join(in.UCX.Read, ", ")+")")
@@ -509,12 +522,22 @@ func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want c
 	return err
 }
 
-// osMCAFS reads this host's MCA parameter files and ucx.conf files (a few KB;
-// 16 MiB bounds a mistake, and a FIFO is refused rather than waited on).
+// osMCAFS reads this host's MCA parameter files, nccl.conf and ucx.conf files (a
+// few KB; 16 MiB bounds a mistake, and a FIFO is refused rather than waited on).
 type osMCAFS struct{}
 
 func (osMCAFS) ReadFile(name string) ([]byte, error) {
-	return fsread.ReadFile(name, 16<<20, "a library's configuration file")
+	return fsread.ReadFile(name, 16<<20, "a library's settings file")
+}
+
+// passwdHome is this user's home directory in the password database (getpwuid, as
+// NCCL before 2.30 asks; without cgo os/user reads /etc/passwd only).
+func passwdHome() (string, bool) {
+	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
+	if err != nil {
+		return "", false
+	}
+	return u.HomeDir, true
 }
 
 func (osMCAFS) IsDir(name string) bool {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -78,28 +79,47 @@ func runWith(t testing.TB, ctx context.Context, env map[string]string, read json
 // not depend on this machine's /etc/openmpi.
 func jobCmd(f *cmdutil.Factory) *cobra.Command { return jobCmdFS(testMCAFS{})(f) }
 
-// jobCmdFS is `ibkey job` reading MCA parameter files with fsys.
+// jobCmdFS is `ibkey job` reading MCA parameter files and nccl.conf files with
+// fsys; the password database's home directory is the environment's HOME, or
+// /nonexistent without one.
 func jobCmdFS(fsys job.MCAFS) func(*cmdutil.Factory) *cobra.Command {
 	return func(f *cmdutil.Factory) *cobra.Command {
 		return NewCmdJob(f, func(o *Options) error {
 			o.MCAFS = fsys
+			o.PasswdHome = func() (string, bool) {
+				for _, kv := range o.Environ() {
+					if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+						return v, true
+					}
+				}
+				return "/nonexistent", true
+			}
 			return Run(o)
 		})
 	}
 }
 
 // testMCAFS reads files as the OS does, from the temporary directories a test
-// names in HOME, OPAL_SYSCONFDIR and UCX_CONFIG_DIR, but says that no
-// /etc/openmpi and no /etc/ucx/ucx.conf exist; deny are files it cannot read
-// (permission).
-type testMCAFS struct{ deny []string }
+// names in HOME, OPAL_SYSCONFDIR, NCCL_CONF_FILE and UCX_CONFIG_DIR, but says that
+// no /etc/openmpi and no /etc/ucx/ucx.conf exist and reads etc for /etc/nccl.conf
+// (none when empty); deny are files it cannot read (permission).
+type testMCAFS struct {
+	deny []string
+	etc  string
+}
 
 func (m testMCAFS) ReadFile(name string) ([]byte, error) {
 	if slices.Contains(m.deny, name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
 	}
-	if strings.HasPrefix(name, "/etc/") {
+	if name == "/etc/ucx/ucx.conf" {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	if name == "/etc/nccl.conf" {
+		if m.etc == "" {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+		}
+		name = m.etc
 	}
 	return os.ReadFile(name)
 }
@@ -396,6 +416,11 @@ func TestEmptyEnvironmentVariableIsSet(t *testing.T) {
 					env.stdout = sameNote(t, env.stdout, `"UCX: ucx.conf files`, "not present (UCX skips them too): /etc/ucx/ucx.conf, ./ucx.conf")
 					arg.stdout = sameNote(t, arg.stdout, `"UCX: only the settings given are read`, "are read only with settings from the environment")
 				}
+				if l.ID == job.NCCL.ID {
+					// NCCL's configuration files likewise (none here): the note that
+					// they were not read is the only difference.
+					arg.stdout = withoutLine(t, arg.stdout, `"NCCL: only the settings given are read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf`)
+				}
 				if env.code != arg.code || env.stdout != arg.stdout {
 					t.Errorf("%s= in the environment: exit %d\n%s\nas an argument: exit %d\n%s", name, env.code, env.stdout, arg.code, arg.stdout)
 				}
@@ -405,6 +430,17 @@ func TestEmptyEnvironmentVariableIsSet(t *testing.T) {
 			})
 		}
 	}
+}
+
+// withoutLine removes the one line of stdout that holds s.
+func withoutLine(t *testing.T, stdout, s string) string {
+	t.Helper()
+	lines := strings.Split(stdout, "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, s) })
+	if i < 0 {
+		t.Fatalf("no line holds %q:\n%s", s, stdout)
+	}
+	return strings.Join(slices.Delete(lines, i, i+1), "\n")
 }
 
 // sameNote replaces the assumption note starting with prefix (what MCA parameter
@@ -537,5 +573,50 @@ func TestOpenMPIMCAFilesEmit(t *testing.T) {
 	r = runJob(t, env, "--lib", "openmpi", "--want", "0xffff", "--emit", "env")
 	if r.code != 0 || !strings.Contains(r.stdout, "export OMPI_MCA_btl_openib_pkey=") {
 		t.Errorf("a comment: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// With settings from the environment, NCCL's configuration files are read: the
+// setting names the file and line, the note what was read, and the environment
+// wins; with arguments they are not read, and the note says so.
+func TestNCCLConfFiles(t *testing.T) {
+	home := t.TempDir()
+	file := home + "/.nccl.conf"
+	if err := os.WriteFile(file, []byte("# the site's\nNCCL_IB_PKEY=2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	etc := filepath.Join(t.TempDir(), "nccl.conf")
+	if err := os.WriteFile(etc, []byte("NCCL_IB_PKEY=1\nNCCL_IB_HCA=mlx5_0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home}
+	cmd := jobCmdFS(testMCAFS{etc: etc})
+	r := runWith(t, context.Background(), env, jsonschematest.Complete, cmd, "--sysfs", mlx5, "--lib", "nccl")
+	if r.code != 0 || !strings.Contains(r.stdout, "NCCL_IB_PKEY=2 ("+file+":2): index 2, NCCL_IB_HCA=mlx5_0 (/etc/nccl.conf:2)") ||
+		!strings.Contains(r.stderr, "NCCL's configuration files ("+file+", /etc/nccl.conf)") {
+		t.Errorf("from the files: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Without --lib, a P_Key set in a file makes NCCL a library the job uses.
+	if r := runWith(t, context.Background(), env, jsonschematest.Complete, cmd, "--sysfs", mlx5, "-o", "json"); !strings.Contains(r.stdout, `"library": "nccl"`) || strings.Contains(r.stdout, `"library": "ucx"`) {
+		t.Errorf("libraries: exit %d\n%s", r.code, r.stdout)
+	}
+	// The environment wins, even empty; the gate's export too.
+	r = runWith(t, context.Background(), map[string]string{"HOME": home, "NCCL_IB_PKEY": ""}, jsonschematest.Complete, cmd, "--sysfs", mlx5, "--lib", "nccl")
+	if r.code != 0 || !strings.Contains(r.stdout, "NCCL_IB_PKEY empty: NCCL keeps the default, index 0, NCCL_IB_HCA=mlx5_0 (/etc/nccl.conf:2)") {
+		t.Errorf("the environment: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runWith(t, context.Background(), env, jsonschematest.Complete, cmd, "--sysfs", mlx5, "--lib", "nccl", "--want", "0x8001", "--emit", "env")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "export NCCL_IB_PKEY=1\n") {
+		t.Errorf("gate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Arguments: no file is read.
+	r = runWith(t, context.Background(), env, jsonschematest.Complete, cmd, "--sysfs", mlx5, "--lib", "nccl", "NCCL_IB_HCA=mlx5_0")
+	if r.code != 0 || !strings.Contains(r.stdout, "NCCL_IB_PKEY unset: index 0, NCCL_IB_HCA=mlx5_0\n") || !strings.Contains(r.stderr, "only the settings given are read") {
+		t.Errorf("arguments: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A file that cannot be read: not checked (exit 4), naming it.
+	r = runWith(t, context.Background(), env, jsonschematest.Partial, jobCmdFS(testMCAFS{etc: etc, deny: []string{file}}), "--sysfs", mlx5, "--lib", "nccl")
+	if r.code != cmdutil.ExitIncomplete || !strings.Contains(r.stdout, "open "+file+": permission denied: NCCL reads it, so NCCL_IB_PKEY, NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_PKEY_VALUE, NCCL_IB_DISABLE, NCCL_NET are not known") {
+		t.Errorf("unreadable home file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
