@@ -66,13 +66,16 @@ var UCX = Library{
 	Modifiers: []string{"UCX_TLS"},
 	Source:    "openucx/ucx src/uct/ib/base/ib_iface.c uct_ib_iface_init_pkey and uct_ib_iface_is_reachable, src/ucp/core/ucp_worker.c ucp_worker_add_resource_ifaces, src/ucs/config/parser.c ucs_config_sscanf_hex, src/ucp/core/ucp_context.c ucp_is_resource_in_device_list",
 	configure: func(in Inputs, s *setup) {
-		env := in.Env
-		if in.UCX != nil {
-			env = ucxMerge(in.Env, in.UCX.Values)
+		env, f := in.Env, in.UCX
+		if f != nil && in.exported != "" {
+			f = f.without(in.exported) // the gate's export: no file can beat it
+		}
+		if f != nil {
+			env = ucxMerge(in.Env, f.Values)
 		}
 		ucxConfigure(env, s)
-		if in.UCX != nil {
-			ucxVersions(in, env, s)
+		if f != nil {
+			ucxVersions(in, f, env, s)
 		}
 		s.Assumptions = append(s.Assumptions, ucxFilesNote(in.UCX))
 	},

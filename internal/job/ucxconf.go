@@ -118,6 +118,16 @@ func (u *UCXFiles) read(fsys MCAFS, path string, early bool) {
 	}
 }
 
+// without is u with name set by no file (a gate's export, which beats them all).
+func (u *UCXFiles) without(name string) *UCXFiles {
+	c := *u
+	c.Values, c.Early, c.Filtered = maps.Clone(u.Values), maps.Clone(u.Early), maps.Clone(u.Filtered)
+	delete(c.Values, name)
+	delete(c.Early, name)
+	delete(c.Filtered, name)
+	return &c
+}
+
 // sets says whether a file sets the variable name (for any UCX version).
 func (u *UCXFiles) sets(name string) bool {
 	_, late := u.Values[name]
@@ -287,8 +297,7 @@ func iniCut(s string) string { return s[:min(len(s), 49)] }
 // UCX version's reading gives another one (ibkey does not know the job's UCX
 // version); a file not read, or a line a section filter may leave out, leaves it
 // not checked.
-func ucxVersions(in Inputs, env Env, s *setup) {
-	f := in.UCX
+func ucxVersions(in Inputs, f *UCXFiles, env Env, s *setup) {
 	for _, name := range env.Names() {
 		if _, set := in.Env[name]; !set {
 			v := f.Values[name]
@@ -316,12 +325,12 @@ func ucxVersions(in Inputs, env Env, s *setup) {
 	switch {
 	case ucxSame(env, none): // the files set nothing the model reads
 	case ucxSame(early, none):
-		ucxSplit(s, env, none, late, "UCX before 1.12.0 (1.11 reads only "+ucxConfigDir+"/"+ucxConfFile+", older UCX no ucx.conf)")
+		ucxSplit(s, none, late, "UCX before 1.12.0 (1.11 reads only "+ucxConfigDir+"/"+ucxConfFile+", older UCX no ucx.conf)")
 	case ucxSame(early, env):
-		ucxSplit(s, env, none, "UCX 1.11.0 and later", old)
+		ucxSplit(s, none, "UCX 1.11.0 and later", old)
 	default:
-		ucxSplit(s, env, early, late, only)
-		ucxSplit(s, env, none, late, old)
+		ucxSplit(s, early, late, only)
+		ucxSplit(s, none, late, old)
 	}
 	for _, name := range slices.Sorted(maps.Keys(f.Filtered)) {
 		if _, set := in.Env[name]; !set && ucxRelevant(name) {
@@ -338,16 +347,12 @@ func ucxVersions(in Inputs, env Env, s *setup) {
 	}
 }
 
-// ucxSplit makes s, UCX as version label reads its settings (env), not checked
-// where UCX as version altLabel, reading altEnv, would do otherwise: refuse or not
-// open its InfiniBand transports, use other ports, or take other entries.
-func ucxSplit(s *setup, env, altEnv Env, label, altLabel string) {
-	configured := func(e Env) *setup {
-		x := &setup{Result: Result{Library: s.Library}}
-		ucxConfigure(e, x)
-		return x
-	}
-	alt := configured(altEnv)
+// ucxSplit makes s, UCX as version label reads its settings, not checked where
+// UCX as version altLabel, reading altEnv, would do otherwise: refuse or not open
+// its InfiniBand transports, use other ports, or take other entries.
+func ucxSplit(s *setup, altEnv Env, label, altLabel string) {
+	alt := &setup{Result: Result{Library: s.Library}}
+	ucxConfigure(altEnv, alt)
 	for _, u := range alt.Unchecked {
 		if !slices.Contains(s.Unchecked, u) {
 			s.Unchecked = append(s.Unchecked, altLabel+": "+u)
@@ -369,18 +374,6 @@ func ucxSplit(s *setup, env, altEnv Env, label, altLabel string) {
 		s.Setting = fmt.Sprintf("%s: %s; %s: %s", label, cmp.Or(st, s.Setting), altLabel, cmp.Or(at, alt.Setting))
 		why := s.Setting + "; " + ucxVersionUnknown
 		s.Reject, s.Inactive = "", ""
-		// An exported UCX_IB_PKEY beats every file in every version (WantPartition):
-		// where the versions differ only by the UCX_IB_PKEY they read, only the
-		// job's own value is not checked, on each port UCX may use.
-		pkey := func(e Env) Env {
-			e = maps.Clone(e)
-			e["UCX_IB_PKEY"] = "auto"
-			return e
-		}
-		if state(configured(pkey(env))) == state(configured(pkey(altEnv))) {
-			s.route = func(*Port) (Pick, bool) { return Pick{Outcome: NotChecked, Index: -1, Problem: why}, true }
-			return
-		}
 		s.Unchecked = append(s.Unchecked, why)
 		s.unknown = cmp.Or(s.unknown, why)
 		return
