@@ -82,3 +82,23 @@ func FuzzSettings(f *testing.F) {
 		}
 	})
 }
+
+// ucx.conf as inih reads it: no value keeps the white space it trims, no line
+// number is beyond the lines fgets reads.
+func FuzzUCXINI(f *testing.F) {
+	f.Add("\xef\xbb\xbf[s]\nUCX_IB_PKEY = 0x1 ; c\r\n  0x2\n# x\nbad\n")
+	f.Add("A:" + strings.Repeat(" ", 250) + "B=1\x00C\n[x ;]")
+	f.Fuzz(func(t *testing.T, s string) {
+		lines := 0
+		bad := ucxINI([]byte(s), func(_, _, value string, line int) bool {
+			if strings.Trim(value, iniSpace) != value {
+				t.Errorf("value %q keeps white space", value)
+			}
+			lines = max(lines, line)
+			return true
+		})
+		if n := strings.Count(s, "\n") + len(s)/(iniMaxLine-1) + 1; bad > n || lines > n {
+			t.Errorf("line %d or %d of at most %d", bad, lines, n)
+		}
+	})
+}

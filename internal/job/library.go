@@ -66,6 +66,9 @@ type Inputs struct {
 	// NCCL and MV2 are NCCL's and MVAPICH2's configuration files as read on this
 	// host (nil: not read).
 	NCCL, MV2 *SetenvFiles
+	// UCX are UCX's configuration files (ucx.conf) as read on this host (nil: not
+	// read, the settings not coming from the environment).
+	UCX *UCXFiles
 	// exported is the variable a gate exports (WantPartition: the library's
 	// partition variable), which beats what settings files give it.
 	exported string
@@ -284,6 +287,11 @@ func unreadNames(in Inputs, host []*Port) []string {
 	for _, v := range in.Env {
 		add(v)
 	}
+	if in.UCX != nil {
+		for _, v := range in.UCX.Values {
+			add(v.Value)
+		}
+	}
 	if in.Perftest != nil {
 		add(in.Perftest.Device)
 	}
@@ -418,10 +426,11 @@ func (l *Library) Mentioned(in Inputs) bool {
 	}
 	return slices.ContainsFunc(l.Vars, func(v string) bool {
 		_, ok := in.Env[v]
-		// A key set in Open MPI's MCA parameter files or NCCL's and MVAPICH2's
+		// A key set in Open MPI's MCA parameter files or NCCL's, MVAPICH2's and UCX's
 		// configuration files is the job's too; their other settings are the
 		// install's (Debian's file sets btl and pml; a site's nccl.conf NCCL_IB_HCA).
 		_, inFile := map[string]*SetenvFiles{NCCL.ID: in.NCCL, MVAPICH2.ID: in.MV2}[l.ID].values()[v]
+		inFile = inFile || l.ID == UCX.ID && in.UCX != nil && in.UCX.sets(v)
 		return ok || l.ID == OpenMPI.ID && strings.Contains(v, "pkey") && in.MCA != nil && in.MCA.sets(v) ||
 			strings.Contains(v, "PKEY") && inFile
 	})

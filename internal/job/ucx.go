@@ -56,88 +56,107 @@ import (
 //     (ucxVerbsVars: they are opened on every RDMA port unless UCX_TLS leaves them
 //     out), which fails like UCX_IB_PKEY's.
 //   - UCX_TLS that names no InfiniBand transport opens no RDMA port (ucxTLS).
+//   - Each variable the environment does not set may come from a ucx.conf file
+//     (UCX 1.11 and later; ucxconf.go), parsed the same way; where another UCX
+//     version's reading of the files answers otherwise, ucxVersions leaves the
+//     answer not checked.
 var UCX = Library{
 	ID: "ucx", Name: "UCX", Kind: ByValue,
 	Vars:      []string{"UCX_IB_PKEY", "UCX_NET_DEVICES"},
 	Modifiers: []string{"UCX_TLS"},
 	Source:    "openucx/ucx src/uct/ib/base/ib_iface.c uct_ib_iface_init_pkey and uct_ib_iface_is_reachable, src/ucp/core/ucp_worker.c ucp_worker_add_resource_ifaces, src/ucs/config/parser.c ucs_config_sscanf_hex, src/ucp/core/ucp_context.c ucp_is_resource_in_device_list",
 	configure: func(in Inputs, s *setup) {
-		env := in.Env
-		v, set := env["UCX_IB_PKEY"]
-		key, reject, notes := ucxParsePKey(v, set)
-		tls, hasTLS := env["UCX_TLS"]
-		ib, unsure := ucxTLS(tls, hasTLS)
-		if !ib {
-			// No InfiniBand interface opens, so none reads UCX_IB_PKEY: UCX warns
-			// "unused env variable" and goes on.
-			reject = ""
+		env, f := in.Env, in.UCX
+		if f != nil && in.exported != "" {
+			f = f.without(in.exported) // the gate's export: no file can beat it
 		}
-		if unsure != "" {
-			s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_TLS=%s %s; ibkey does not interpret it", tls, unsure))
+		if f != nil {
+			env = ucxMerge(in.Env, f.Values)
 		}
-		s.Reject, s.Notes = reject, append(s.Notes, notes...)
-		if key == ucxAuto && set && !strings.EqualFold(v, "auto") && ib {
-			s.Unchecked = append(s.Unchecked, "UCX_IB_PKEY="+v+" reads 0xfffe, which UCX 1.8.0 and later take as auto (UCS_HEXUNITS_AUTO: partition 0x7ffe is not looked for) and older UCX refuses; "+ucxVersionUnknown)
+		ucxConfigure(env, s)
+		if f != nil {
+			ucxVersions(in, f, env, s)
 		}
-		switch {
-		case !set:
-			s.Setting = "UCX_IB_PKEY unset (auto): the first full-member entry, else the first limited one"
-		case key == ucxAuto:
-			s.Setting = "UCX_IB_PKEY=" + v + ": the first full-member entry, else the first limited one"
-		case key == 0:
-			s.Setting = "UCX_IB_PKEY=" + v + ": key 0, which no valid entry holds (UCX takes a 0x8000 entry, an empty one, if the table has one)"
-		case key > 0x7fff:
-			s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: 0x%x is above 0x7fff: UCX rejects it on InfiniBand ports (give UCX_IB_PKEY=0x%04x), not on RoCE ports", v, key, key&0x7fff)
-		default:
-			s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: partition 0x%04x, a full-member entry preferred", v, key)
-		}
-		switch {
-		case hasTLS && strings.Trim(tls, "^,") == "":
-			// ucs_config_sscanf_allow_list drops empty names; ucp_check_resource_config
-			// (ucp_context.c) refuses a list left empty (Debian's 1.13.1 too).
-			s.Reject, ib = fmt.Sprintf("UCX_TLS=%q names no transport: UCX refuses it (\"The TLs list is empty\", ucp_check_resource_config) and creates no worker", tls), false
-		case !ib:
-			// UCX runs over what UCX_TLS names (TCP, shared memory): no QP of its
-			// own, so no partition, and the job does not stop for it.
-			s.Setting = "UCX_TLS=" + tls + ": no InfiniBand transport, so no port's P_Key is looked up"
-			s.Inactive = "UCX_TLS=" + tls + ": UCX opens no InfiniBand or RoCE transport (P_Keys do not apply to what it uses)"
-		}
-		devs, hasDevs := env["UCX_NET_DEVICES"]
-		filter := parseUCXDevices(devs, hasDevs)
-		if hasDevs {
-			s.Setting += ", UCX_NET_DEVICES=" + devs
-		}
-		if filter.legacy != "" {
-			// Debian 12's UCX 1.13.1 (ucx_info -c) takes "all,x" and "^x" as they are.
-			s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_NET_DEVICES=%s: UCX 1.21 and later %s, but UCX before 1.21 %s; %s", devs, filter.reading(), filter.legacy, ucxVersionUnknown))
-		}
-		for _, name := range env.Names() {
-			if name == "UCX_IB_PKEY" || !UCXPKeyVar(name) || !ib {
-				continue
-			}
-			if _, bad, _ := ucxParsePKey(env[name], true); bad != "" && !hasTLS && ucxVerbsVars[name] && s.Reject == "" {
-				s.Reject = strings.Replace(bad, "UCX_IB_PKEY", name, 1) + " (\"Invalid value for PKEY\": the verbs transport reading it fails to open)"
-				continue
-			}
-			s.Unchecked = append(s.Unchecked, fmt.Sprintf("%s=%s overrides UCX_IB_PKEY for the UCX transports that read it; ibkey does not interpret it", name, env[name]))
-		}
-		if filter.ranges {
-			s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_NET_DEVICES=%s uses ranges ([...]), which ibkey does not expand", devs))
-		}
-		s.Assumptions = append(s.Assumptions, "UCX: only the environment (and --env) is read; a ucx.conf file can also set UCX_IB_PKEY")
-		s.roce = true
-		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
-			if !ib {
-				return false, "UCX_TLS=" + tls + " names no InfiniBand transport"
-			}
-			if filter.match(dev, num) {
-				return true, "ACTIVE"
-			}
-			return false, "not selected by UCX_NET_DEVICES=" + devs
-		}
-		s.value = key
+		s.Assumptions = append(s.Assumptions, ucxFilesNote(in.UCX))
 	},
 	lookup: ucxPick,
+}
+
+// ucxConfigure is UCX configured by the variables env, which the environment and
+// UCX's configuration files set.
+func ucxConfigure(env Env, s *setup) {
+	v, set := env["UCX_IB_PKEY"]
+	key, reject, notes := ucxParsePKey(v, set)
+	tls, hasTLS := env["UCX_TLS"]
+	ib, unsure := ucxTLS(tls, hasTLS)
+	if !ib {
+		// No InfiniBand interface opens, so none reads UCX_IB_PKEY: UCX warns
+		// "unused env variable" and goes on.
+		reject = ""
+	}
+	if unsure != "" {
+		s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_TLS=%s %s; ibkey does not interpret it", tls, unsure))
+	}
+	s.Reject, s.Notes = reject, append(s.Notes, notes...)
+	if key == ucxAuto && set && !strings.EqualFold(v, "auto") && ib {
+		s.Unchecked = append(s.Unchecked, "UCX_IB_PKEY="+v+" reads 0xfffe, which UCX 1.8.0 and later take as auto (UCS_HEXUNITS_AUTO: partition 0x7ffe is not looked for) and older UCX refuses; "+ucxVersionUnknown)
+	}
+	switch {
+	case !set:
+		s.Setting = "UCX_IB_PKEY unset (auto): the first full-member entry, else the first limited one"
+	case key == ucxAuto:
+		s.Setting = "UCX_IB_PKEY=" + v + ": the first full-member entry, else the first limited one"
+	case key == 0:
+		s.Setting = "UCX_IB_PKEY=" + v + ": key 0, which no valid entry holds (UCX takes a 0x8000 entry, an empty one, if the table has one)"
+	case key > 0x7fff:
+		s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: 0x%x is above 0x7fff: UCX rejects it on InfiniBand ports (give UCX_IB_PKEY=0x%04x), not on RoCE ports", v, key, key&0x7fff)
+	default:
+		s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: partition 0x%04x, a full-member entry preferred", v, key)
+	}
+	switch {
+	case hasTLS && strings.Trim(tls, "^,") == "":
+		// ucs_config_sscanf_allow_list drops empty names; ucp_check_resource_config
+		// (ucp_context.c) refuses a list left empty (Debian's 1.13.1 too).
+		s.Reject, ib = fmt.Sprintf("UCX_TLS=%q names no transport: UCX refuses it (\"The TLs list is empty\", ucp_check_resource_config) and creates no worker", tls), false
+	case !ib:
+		// UCX runs over what UCX_TLS names (TCP, shared memory): no QP of its
+		// own, so no partition, and the job does not stop for it.
+		s.Setting = "UCX_TLS=" + tls + ": no InfiniBand transport, so no port's P_Key is looked up"
+		s.Inactive = "UCX_TLS=" + tls + ": UCX opens no InfiniBand or RoCE transport (P_Keys do not apply to what it uses)"
+	}
+	devs, hasDevs := env["UCX_NET_DEVICES"]
+	filter := parseUCXDevices(devs, hasDevs)
+	if hasDevs {
+		s.Setting += ", UCX_NET_DEVICES=" + devs
+	}
+	if filter.legacy != "" {
+		// Debian 12's UCX 1.13.1 (ucx_info -c) takes "all,x" and "^x" as they are.
+		s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_NET_DEVICES=%s: UCX 1.21 and later %s, but UCX before 1.21 %s; %s", devs, filter.reading(), filter.legacy, ucxVersionUnknown))
+	}
+	for _, name := range env.Names() {
+		if name == "UCX_IB_PKEY" || !UCXPKeyVar(name) || !ib {
+			continue
+		}
+		if _, bad, _ := ucxParsePKey(env[name], true); bad != "" && !hasTLS && ucxVerbsVars[name] && s.Reject == "" {
+			s.Reject = strings.Replace(bad, "UCX_IB_PKEY", name, 1) + " (\"Invalid value for PKEY\": the verbs transport reading it fails to open)"
+			continue
+		}
+		s.Unchecked = append(s.Unchecked, fmt.Sprintf("%s=%s overrides UCX_IB_PKEY for the UCX transports that read it; ibkey does not interpret it", name, env[name]))
+	}
+	if filter.ranges {
+		s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_NET_DEVICES=%s uses ranges ([...]), which ibkey does not expand", devs))
+	}
+	s.roce = true
+	s.allows = func(_ []*Port, dev string, num int) (bool, string) {
+		if !ib {
+			return false, "UCX_TLS=" + tls + " names no InfiniBand transport"
+		}
+		if filter.match(dev, num) {
+			return true, "ACTIVE"
+		}
+		return false, "not selected by UCX_NET_DEVICES=" + devs
+	}
+	s.value = key
 }
 
 // ucxTLS reads UCX_TLS (ucp_config_table "TLS", an allow list like

@@ -32,8 +32,9 @@ type Options struct {
 	// Environ lists the environment the job would run with (KEY=VALUE): the
 	// libraries' settings, per-transport overrides and look-alikes (nil: none).
 	Environ func() []string
-	// MCAFS reads Open MPI's MCA parameter files and NCCL's configuration files,
-	// with settings from the environment (this host's files; tests inject theirs).
+	// MCAFS reads Open MPI's MCA parameter files, NCCL's configuration files and
+	// UCX's ucx.conf, with settings from the environment (this host's files;
+	// tests inject theirs).
 	MCAFS job.MCAFS
 	// PasswdHome is the home directory the password database gives the user uid
 	// (-1: this process's), and whether it could be looked up (NCCL before 2.30
@@ -72,8 +73,9 @@ With the environment, Open MPI's MCA parameter files are read too, as Open MPI
 4.1 does: $OMPI_MCA_mca_base_param_files, else ~/.openmpi/mca-params.conf and
 openmpi-mca-params.conf, and openmpi-mca-params-override.conf, in
 $OPAL_SYSCONFDIR or /etc/openmpi; NCCL's: $NCCL_CONF_FILE, else
-~/.nccl.conf, then /etc/nccl.conf; and MVAPICH2's: $MV2_USER_CONFIG, else
-~/.mvapich2.conf, then /etc/mvapich2.conf.
+~/.nccl.conf, then /etc/nccl.conf; MVAPICH2's: $MV2_USER_CONFIG, else
+~/.mvapich2.conf, then /etc/mvapich2.conf; and UCX's ucx.conf files:
+/etc/ucx, $HOME, $UCX_CONFIG_DIR and ./ (ibkey's).
 perftest's options come from --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'.
 A variable that looks like a setting but is read by no library is warned about.
 
@@ -241,6 +243,7 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 			home, ok := o.PasswdHome(uid)
 			in.NCCL = job.ReadNCCLFiles(all, o.MCAFS, home, ok)
 			in.MV2 = job.ReadMV2Files(all, o.MCAFS)
+			in.UCX = job.ReadUCXFiles(all, o.MCAFS)
 			lookalikes = slices.Concat(lookalikes, in.NCCL.LookAlikes, in.MV2.LookAlikes)
 		}
 		if len(in.Env) > 0 {
@@ -254,6 +257,9 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		}
 		if in.MV2 != nil && len(in.MV2.Read) > 0 {
 			sources = append(sources, "MVAPICH2's configuration files ("+strings.Join(in.MV2.Read, ", ")+")")
+		}
+		if in.UCX != nil && len(in.UCX.Read) > 0 {
+			sources = append(sources, "UCX's configuration files ("+strings.Join(in.UCX.Read, ", ")+")")
 		}
 	}
 	if o.Perftest != "" {
@@ -528,8 +534,8 @@ func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want c
 	return err
 }
 
-// osMCAFS reads this host's MCA parameter files and nccl.conf files (a few KB; 16
-// MiB bounds a mistake, and a FIFO is refused rather than waited on).
+// osMCAFS reads this host's MCA parameter files, nccl.conf and ucx.conf files (a
+// few KB; 16 MiB bounds a mistake, and a FIFO is refused rather than waited on).
 type osMCAFS struct{}
 
 func (osMCAFS) ReadFile(name string) ([]byte, error) {

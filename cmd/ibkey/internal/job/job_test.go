@@ -100,9 +100,10 @@ func jobCmdFS(fsys job.MCAFS) func(*cmdutil.Factory) *cobra.Command {
 }
 
 // testMCAFS reads files as the OS does, from the temporary directories a test
-// names in HOME, OPAL_SYSCONFDIR and NCCL_CONF_FILE, but says that no /etc/openmpi
-// exists and reads etc[f] for /etc/nccl.conf and /etc/mvapich2.conf (none when not
-// given); deny are files it cannot read (permission).
+// names in HOME, OPAL_SYSCONFDIR, NCCL_CONF_FILE and UCX_CONFIG_DIR, but says that
+// no /etc/openmpi and no /etc/ucx/ucx.conf exist and reads etc[f] for
+// /etc/nccl.conf and /etc/mvapich2.conf (none when not given); deny are files it
+// cannot read (permission).
 type testMCAFS struct {
 	deny []string
 	etc  map[string]string
@@ -111,6 +112,9 @@ type testMCAFS struct {
 func (m testMCAFS) ReadFile(name string) ([]byte, error) {
 	if slices.Contains(m.deny, name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	if name == "/etc/ucx/ucx.conf" {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
 	if name == "/etc/nccl.conf" || name == "/etc/mvapich2.conf" {
 		if m.etc[name] == "" {
@@ -164,6 +168,9 @@ func TestGolden(t *testing.T) {
 		// UCX's worker fails on mlx5_0/1's lookup: the host's other ports are not
 		// used (mlx5_1/1, not-checked alone, and the RoCE port mlx5_2/1).
 		{"local_ucx_worker_abort_json", nil, []string{"UCX_IB_PKEY=0x1234", "-o", "json"}, 1},
+		// The same key from $HOME/ucx.conf: UCX 1.12.0 and later take it, older UCX
+		// reads no ucx.conf (auto), so where the two differ it is not checked.
+		{"local_ucxconf_plain", map[string]string{"HOME": "testdata/ucxhome", "UCX_NET_DEVICES": "mlx5_0:1"}, nil, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runJob(t, tc.env, tc.args...)
@@ -402,8 +409,13 @@ func TestEmptyEnvironmentVariableIsSet(t *testing.T) {
 				if l.ID == job.OpenMPI.ID {
 					// Open MPI's MCA parameter files are looked for with the environment
 					// only (here none can be located): its note says so, and only it differs.
-					env.stdout = sameMCANote(t, env.stdout, "the environment and not located, so not read: $HOME/.openmpi/mca-params.conf")
-					arg.stdout = sameMCANote(t, arg.stdout, "only the settings given are read")
+					env.stdout = sameNote(t, env.stdout, `"Open MPI: applies to the openib BTL`, "the environment and not located, so not read: $HOME/.openmpi/mca-params.conf")
+					arg.stdout = sameNote(t, arg.stdout, `"Open MPI: applies to the openib BTL`, "only the settings given are read")
+				}
+				if l.ID == job.UCX.ID {
+					// So are UCX's ucx.conf files (here none exists).
+					env.stdout = sameNote(t, env.stdout, `"UCX: ucx.conf files`, "not present (UCX skips them too): /etc/ucx/ucx.conf, ./ucx.conf")
+					arg.stdout = sameNote(t, arg.stdout, `"UCX: only the settings given are read`, "are read only with settings from the environment")
 				}
 				// NCCL's and MVAPICH2's configuration files likewise (none here): the
 				// note that they were not read is the only difference.
@@ -435,17 +447,18 @@ func withoutLine(t *testing.T, stdout, s string) string {
 	return strings.Join(slices.Delete(lines, i, i+1), "\n")
 }
 
-// sameMCANote replaces Open MPI's assumption note in a JSON answer, which must say
-// want, by a placeholder.
-func sameMCANote(t *testing.T, stdout, want string) string {
+// sameNote replaces the assumption note starting with prefix (what MCA parameter
+// or ucx.conf files were read) in a JSON answer, which must say want, by a
+// placeholder.
+func sameNote(t *testing.T, stdout, prefix, want string) string {
 	t.Helper()
 	var out []string
 	for _, line := range strings.Split(stdout, "\n") {
-		if strings.Contains(line, `"Open MPI: applies to the openib BTL`) {
+		if strings.Contains(line, prefix) {
 			if !strings.Contains(line, want) {
-				t.Errorf("Open MPI's note does not say %q:\n%s", want, line)
+				t.Errorf("the note %s does not say %q:\n%s", prefix, want, line)
 			}
-			line = "OPEN MPI NOTE"
+			line = "FILES NOTE"
 		}
 		out = append(out, line)
 	}
@@ -469,6 +482,59 @@ func mcaHome(t *testing.T, lines string, env map[string]string) (file string, ou
 		out[k] = v
 	}
 	return file, out
+}
+
+// With settings from the environment, UCX's ucx.conf files are read: a
+// UCX_IB_PKEY set there and not in the environment changes the answer (not
+// checked: UCX before 1.11 reads no ucx.conf), the report names the file; the
+// environment beats it; a key that resolves the same with and without the file is
+// checked; a file that cannot be read is not checked (exit 4); with arguments
+// no file is read.
+func TestUCXConfFiles(t *testing.T) {
+	home := t.TempDir()
+	file := home + "/ucx.conf"
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	devs := map[string]string{"UCX_NET_DEVICES": "mlx5_0:1"}
+	with := map[string]string{"HOME": home, "UCX_NET_DEVICES": "mlx5_0:1"}
+	if r := runJob(t, devs, "--lib", "ucx"); r.code != 0 {
+		t.Fatalf("without a file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	write("UCX_IB_PKEY=0x1234\n")
+	r := runJob(t, with, "--lib", "ucx")
+	if r.code != cmdutil.ExitIncomplete || !strings.Contains(r.stderr, "UCX's configuration files ("+file+")") || !strings.Contains(r.stdout, "UCX before 1.12.0") {
+		t.Errorf("UCX_IB_PKEY in $HOME/ucx.conf: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runJob(t, map[string]string{"HOME": home, "UCX_NET_DEVICES": "mlx5_0:1", "UCX_IB_PKEY": "auto"}, "--lib", "ucx"); r.code != 0 {
+		t.Errorf("the environment beats the file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runJob(t, nil, "--lib", "ucx", "UCX_NET_DEVICES=mlx5_0:1"); r.code != 0 || !strings.Contains(r.stderr, "read only with settings from the environment") {
+		t.Errorf("arguments read no file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// 0x7fff resolves to index 0, 0xffff, as auto does: every version agrees.
+	write("UCX_IB_PKEY=0x7fff\n")
+	if r := runJob(t, with, "--lib", "ucx"); r.code != 0 || !strings.Contains(r.stdout, "UCX_IB_PKEY=0x7fff is from "+file+" line 1") {
+		t.Errorf("a key every version resolves alike: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Commented out (';' and '#'), or a continuation line of another name: unset.
+	write("; UCX_IB_PKEY=0x1234\n# UCX_IB_PKEY=0x1234\nUCX_LOG_LEVEL=warn\n  UCX_IB_PKEY=0x1234\n")
+	if r := runJob(t, with, "--lib", "ucx"); r.code != 0 {
+		t.Errorf("no UCX_IB_PKEY line: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runWith(t, context.Background(), with, jsonschematest.Partial, jobCmdFS(testMCAFS{deny: []string{file}}), "--sysfs", mlx5, "--lib", "ucx")
+	if r.code != cmdutil.ExitIncomplete || !strings.Contains(r.stderr, file) {
+		t.Errorf("unreadable $HOME/ucx.conf: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// The environment's UCX_TLS without an InfiniBand transport: no file changes it.
+	tcp := map[string]string{"HOME": home, "UCX_TLS": "tcp"}
+	r = runWith(t, context.Background(), tcp, jsonschematest.Complete, jobCmdFS(testMCAFS{deny: []string{file}}), "--sysfs", mlx5, "--lib", "ucx")
+	if r.code != 0 || !strings.Contains(r.stdout, "which cannot change that") {
+		t.Errorf("unreadable file under UCX_TLS=tcp: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 // With settings from the environment, Open MPI's MCA parameter files are read: the
