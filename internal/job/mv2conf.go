@@ -91,13 +91,16 @@ func mv2ConfLines(data []byte, bad func(line int, why string)) []fileLine {
 			n = i + 1
 		}
 		chunk := data[:n]
+		// feof: fgets met the end of the file, with no newline and fewer than
+		// BUFSIZ-1 bytes left.
+		eof := chunk[n-1] != '\n' && n == len(data) && n < mv2BufSiz-1
 		data = data[n:]
 		if i := bytes.IndexByte(chunk, 0); i >= 0 {
 			chunk = chunk[:i] // a C string
 		}
-		// strchr(lineptr, '\n') || feof: a line that holds no newline is whole only
-		// when fgets met the end of the file (fewer than BUFSIZ-1 bytes were left).
-		if !bytes.Contains(chunk, []byte("\n")) && (len(data) > 0 || n == mv2BufSiz-1) {
+		// strchr(lineptr, '\n') || feof: a line whose C string holds no newline (one
+		// too long, or a NUL before it) is refused unless the file ended there.
+		if !bytes.Contains(chunk, []byte("\n")) && !eof {
 			bad(no, "Line too long")
 			return out
 		}

@@ -1,7 +1,12 @@
 package job
 
 import (
+	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -134,5 +139,102 @@ func TestMV2FilesChangeTheVerdict(t *testing.T) {
 	}
 	if w := WantPartition([]*Library{&MVAPICH2}, in, check.PKey(0x8002), ports)[0]; w.Verdict != DoesNotWork {
 		t.Errorf("gate with a bad line: %s: %s", w.Verdict, w.Setting)
+	}
+}
+
+// mv2LinesProgram is read_config's loop and process_line's checks (mv2_config.c,
+// MVAPICH2 2.3.7), written here, run on glibc: its fgets into BUFSIZ bytes, feof,
+// strchr and isspace. For each file named on stdin it prints each setting as
+// " HEX(name)=HEX(value)@LINE", then " badN:long" or " badN:form" where MVAPICH2
+// stops.
+const mv2LinesProgram = `
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+static char *trim(char *s) {
+	while (isspace((unsigned char)*s)) s++;
+	size_t n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1])) n--;
+	s[n] = 0;
+	return s;
+}
+static void hex(const char *s) { for (; *s; s++) printf("%02x", (unsigned char)*s); }
+int main(void) {
+	char path[4096];
+	while (fgets(path, sizeof path, stdin)) {
+		path[strcspn(path, "\n")] = 0;
+		FILE *f = fopen(path, "r");
+		char b[BUFSIZ];
+		int n = 0;
+		while (f && fgets(b, BUFSIZ, f)) {
+			n++;
+			if (!(strchr(b, '\n') || feof(f))) { printf(" bad%d:long", n); break; }
+			char *line = trim(b), *eq = strchr(line, '=');
+			if (!line[0] || line[0] == '#') continue;
+			if (!eq) { printf(" bad%d:form", n); break; }
+			*eq = 0;
+			char *k = trim(line), *v = trim(eq + 1);
+			if (!k[0] || !v[0]) { printf(" bad%d:form", n); break; }
+			printf(" "); hex(k); printf("="); hex(v); printf("@%d", n);
+		}
+		if (f) fclose(f);
+		printf("\n");
+	}
+	return BUFSIZ == 8192 ? 0 : 3;
+}
+`
+
+// TestMV2ConfLinesAgainstLibc reads generated files with mv2ConfLines and with
+// read_config's loop on glibc (mv2LinesProgram): white space of every kind, '#',
+// '=' anywhere, empty names and values, NULs, and lines around BUFSIZ, with and
+// without a final newline.
+func TestMV2ConfLinesAgainstLibc(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler (cc)")
+	}
+	rng := rand.New(rand.NewPCG(7, 2026))
+	pick := func(s ...string) string { return s[rng.IntN(len(s))] }
+	dir := t.TempDir()
+	var input bytes.Buffer
+	var got []string
+	for i := range 400 {
+		var b strings.Builder
+		for range rng.IntN(5) {
+			b.WriteString(pick("", " ", "\t", "\r", "\v", "\f", "#", "  # x = 1") + pick("MV2_DEFAULT_PKEY", "A", "", "A B", "=") +
+				pick("", " ", "\t") + pick("=", "=", " = ", "", "==") + pick("", " ", "\r") + pick("0x8001", "1", "", "v w", "#2", "\x00x", strings.Repeat("z", 8186+rng.IntN(8))) +
+				pick("\n", "\n", "\r\n", "\n\n", ""))
+		}
+		path := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(&input, path)
+		var line strings.Builder
+		stop := ""
+		for _, l := range mv2ConfLines([]byte(b.String()), func(no int, why string) {
+			stop = fmt.Sprintf(" bad%d:%s", no, map[string]string{"Line too long": "long", "Line not of form `PARAMETER = VALUE'": "form"}[why])
+		}) {
+			fmt.Fprintf(&line, " %x=%x@%d", l.name, l.value, l.line)
+		}
+		got = append(got, line.String()+stop)
+	}
+	out, code := runC(t, cc, mv2LinesProgram, &input)
+	if code == 3 {
+		t.Skip("BUFSIZ is not 8192 here (not glibc)")
+	}
+	want := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(want) != len(got) {
+		t.Fatalf("glibc gave %d lines, ibkey %d", len(want), len(got))
+	}
+	bad := 0
+	for i := range want {
+		if want[i] != got[i] {
+			data, _ := os.ReadFile(filepath.Join(dir, fmt.Sprint(i)))
+			t.Errorf("file %d (%q):\nglibc %s\nibkey %s", i, data[:min(len(data), 200)], want[i][:min(len(want[i]), 300)], got[i][:min(len(got[i]), 300)])
+			if bad++; bad == 5 {
+				break
+			}
+		}
 	}
 }
