@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 )
 
@@ -30,8 +29,11 @@ import (
 
 // OpenSMConf is what an opensm.conf sets for the partition manager.
 type OpenSMConf struct {
-	// EnforceOff: part_enforce off, or no_partition_enforcement TRUE (with both, in
-	// and out OpenSM programs the switch ports facing end ports alike).
+	// EnforceOff: part_enforce off, or no_partition_enforcement TRUE. With both, in
+	// and out OpenSM programs the tables of the switch ports facing end ports alike
+	// (pkey_mgr_update_peer_port tests for off only); they differ in the PortInfo
+	// enforcement bits it sets there (pkey_mgr_enforce_partition: both 0xc, in 0x8
+	// inbound, out 0x4 outbound).
 	EnforceOff      bool
 	AllowBoth       bool
 	KeepPKeyIndexes bool
@@ -42,16 +44,19 @@ type OpenSMConf struct {
 	Warnings []string
 }
 
-// FabricModel is NewFabricModel with the file's options, which win over hand-given
-// flags where they overlap (AllowBoth, EnforceOff): with keep_pkey_indexes FALSE
-// OpenSM does not keep keys at their old index, so the model starts from fresh tables
-// instead of the swept ones.
+// Options are opt with the file's options, which win over hand-given flags where
+// they overlap (AllowBoth, EnforceOff).
+func (c *OpenSMConf) Options(opt Options) Options {
+	opt.AllowBoth, opt.EnforceOff, opt.ForgetIndexes = c.AllowBoth, c.EnforceOff, !c.KeepPKeyIndexes
+	return opt
+}
+
+// FabricModel is NewFabricModel with the file's options (Options): with
+// keep_pkey_indexes FALSE the tables of the sweep do not decide where a key goes
+// (Options.ForgetIndexes), they are still what a switch port facing an end port
+// keeps when OpenSM does not write it.
 func (c *OpenSMConf) FabricModel(conf *Config, f *fabric.Fabric, opt Options) *Model {
-	opt.AllowBoth, opt.EnforceOff = c.AllowBoth, c.EnforceOff
-	if !c.KeepPKeyIndexes && opt.Before == nil {
-		opt.Before, opt.PeerBefore = map[check.GUID][]check.PKey{}, map[check.GUID][]check.PKey{}
-	}
-	return NewFabricModel(conf, f, opt)
+	return NewFabricModel(conf, f, c.Options(opt))
 }
 
 // defaultPartitionsFile is OSM_DEFAULT_PARTITION_CONFIG_FILE (Debian's build).
