@@ -26,6 +26,15 @@ import (
 //   - keep_pkey_indexes TRUE|FALSE (default TRUE): keep a key at the index it has.
 //
 // Booleans follow opts_parse_boolean: exactly "TRUE" is true, anything else false.
+//
+// A running OpenSM re-reads the file in every heavy sweep (kill -HUP;
+// osm_subn_rescan_conf_files) and applies part_enforce, no_partition_enforcement and
+// keep_pkey_indexes again (can_update in opt_tbl; allow_both_pkeys only at start), but
+// only a value the file gives and gave otherwise before (opts_parse_boolean,
+// opts_parse_charp): a line removed leaves the value as it was (lab, 3.3.23:
+// keep_pkey_indexes FALSE, then the line removed, then kill -HUP: still FALSE,
+// TestLabKeepPKeyIndexesRunning). So the file is what a new OpenSM runs with, and what
+// a running one runs with when no option it once set has left the file.
 
 // OpenSMConf is what an opensm.conf sets for the partition manager.
 type OpenSMConf struct {

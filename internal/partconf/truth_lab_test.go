@@ -342,6 +342,30 @@ func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64
 				opt.AllowBoth, args = allowBoth, flags()
 				st.features["-W changed between files"]++
 			}
+			if daemon && orng.IntN(4) == 0 {
+				// A running OpenSM re-reads keep_pkey_indexes in a heavy sweep
+				// (osm_subnet.c opt_tbl: can_update; osm_subn_rescan_conf_files), when
+				// the file's value differs from what the file said before
+				// (opts_parse_boolean): a line removed leaves it as it was.
+				keep = !keep
+				line := "keep_pkey_indexes " + strings.ToUpper(fmt.Sprint(keep))
+				if keep && orng.IntN(2) == 0 {
+					line, keep = "", false
+					st.features["keep_pkey_indexes FALSE removed from a running OpenSM's conf"]++
+				} else {
+					st.features["keep_pkey_indexes changed for a running OpenSM"]++
+				}
+				conf = slices.DeleteFunc(conf, func(l string) bool { return strings.HasPrefix(l, "keep_pkey_indexes ") })
+				if line != "" {
+					conf = append(conf, line)
+				}
+				fileConf = conf
+				// The daemon's opensm.conf (internal/lab, OpenSMDaemonAt).
+				if err := os.WriteFile(filepath.Join(filepath.Dir(d.Conf), "opensm.conf"), []byte(strings.Join(append([]string{"force_log_flush TRUE"}, conf...), "\n")+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				opt.ForgetIndexes = !keep
+			}
 		}
 		text := file.String()
 		texts = append(texts, text)
@@ -406,6 +430,7 @@ func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64
 			chain = m
 		case chainOK:
 			chain.Options.AllowBoth = allowBoth // the flag of this run (it may change between new processes)
+			chain.Options.ForgetIndexes = opt.ForgetIndexes
 			chain = Reconfigure(chain, cfg, daemon)
 		}
 		prev = m
