@@ -3,6 +3,7 @@ package partconf
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -371,9 +372,22 @@ func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64
 		texts = append(texts, text)
 		st.files++
 		cfg := Parse("p.conf", []byte(text))
+		seen := maps.Clone(st.features)
 		truthFeatures(cfg, ports, st)
 		if !keep {
 			st.features["keep_pkey_indexes FALSE"]++
+			// With the constructs keep_pkey_indexes changes most.
+			for _, f := range []string{"indx0", "a table overflowing", "both"} {
+				if st.features[f] > seen[f] {
+					st.features["keep_pkey_indexes FALSE with "+f]++
+				}
+			}
+			if allowBoth {
+				st.features["keep_pkey_indexes FALSE with -W"]++
+			}
+			if daemon && k > 0 {
+				st.features["keep_pkey_indexes FALSE in a running OpenSM's sweep"]++
+			}
 		}
 		if mode == "in" || mode == "out" {
 			st.features["part_enforce "+mode]++
