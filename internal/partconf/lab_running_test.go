@@ -3,6 +3,7 @@ package partconf
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -106,5 +107,53 @@ func TestLabRunningOpenSM(t *testing.T) {
 	}
 	if differ == 0 {
 		t.Error("a daemon and new processes programmed the same tables in every sequence: the test cannot tell them apart")
+	}
+}
+
+// TestLabKeepPKeyIndexesRunning: a running OpenSM re-reads keep_pkey_indexes in the
+// heavy sweep a SIGHUP starts (osm_subnet.c: can_update, osm_subn_rescan_conf_files),
+// but only a value the file gives and gave otherwise before (opts_parse_boolean): with
+// keep_pkey_indexes FALSE, then TRUE, a removed partition leaves a hole (b stays at
+// index 2); with the line removed instead, OpenSM keeps FALSE and b moves to index 1.
+// The model follows Options.ForgetIndexes of each run.
+func TestLabKeepPKeyIndexesRunning(t *testing.T) {
+	needLab(t)
+	net, err := filepath.Abs(filepath.Join("testdata", "lab", "net"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const first = "Default=0x7fff : ALL=full ;\na=0x10 : ALL=full ;\nb=0x20 : ALL=full ;\nc=0x30 : ALL=full ;\n"
+	const second = "Default=0x7fff : ALL=full ;\nb=0x20 : ALL=full ;\nc=0x30 : ALL=full ;\n"
+	for _, tc := range []struct {
+		then string // the daemon's keep_pkey_indexes line for the second file
+		want string // a CA port's table after it
+	}{
+		{"keep_pkey_indexes TRUE", "[0xffff 0x0000 0x8020 0x8030]"},
+		{"", "[0xffff 0x8020 0x8030]"},
+	} {
+		t.Run(fmt.Sprintf("then %q", tc.then), func(t *testing.T) {
+			l := startLab(t, net)
+			d := l.StartOpenSMDaemon(t, first, "keep_pkey_indexes FALSE")
+			m := NewModel(Parse("p.conf", []byte(first)), labFabric, Options{SMGUID: labSM, TableSize: 64, Remember: true, ForgetIndexes: true})
+			// The daemon's opensm.conf (internal/lab, OpenSMDaemonAt).
+			if err := os.WriteFile(filepath.Join(filepath.Dir(d.Conf), "opensm.conf"), []byte("force_log_flush TRUE\n"+tc.then+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := d.Reprogram(context.Background(), second); err != nil {
+				t.Fatal(err)
+			}
+			m.Options.ForgetIndexes = tc.then == ""
+			m = Reconfigure(m, Parse("p.conf", []byte(second)), true)
+			for i, dr := range append(labHCAs, labSwitch) {
+				g := portGUID(t, l, dr)
+				got := fmt.Sprint(pkeyTable(t, l, dr))
+				if want := slotString(m.Slots(g)); got != want {
+					t.Errorf("port %s: model %s, OpenSM %s", g, want, got)
+				}
+				if i == 0 && got != tc.want {
+					t.Errorf("port %s: OpenSM %s, this test expects %s", g, got, tc.want)
+				}
+			}
+		})
 	}
 }

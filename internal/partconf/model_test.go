@@ -210,3 +210,25 @@ func canTalk(m *Model, a, b check.GUID) check.Verdict {
 	}
 	return check.CanTalk(end(a), end(b))
 }
+
+// keep_pkey_indexes FALSE (Options.ForgetIndexes): osm_pkey_mgr_process clears what
+// OpenSM read of each end port's table and what it remembers (keys, accum_pkeys,
+// last_pkey_idx) before every pass, so neither the table before nor the memory of a
+// running OpenSM decides an index: a=0x0010 c=0x0030 d=0x0040 go to 1, 2, 3 after
+// a b c, where a running OpenSM keeping indexes leaves b's hole and puts d at 4 (the lab
+// case of Reconfigure), and 0xffff goes back to index 0.
+func TestForgetIndexes(t *testing.T) {
+	ports := []Port{{GUID: 1, Type: check.NodeCA}}
+	first := NewModel(Parse("p.conf", []byte("Default=0x7fff : ALL=full;\na=0x0010 : ALL;\nb=0x0020 : ALL;\nc=0x0030 : ALL;\n")), ports, Options{Remember: true})
+	second := Parse("p.conf", []byte("Default=0x7fff : ALL=full;\na=0x0010 : ALL;\nc=0x0030 : ALL;\nd=0x0040 : ALL;\n"))
+	if got := slotString(Reconfigure(first, second, true).Slots(1)); got != "[0xffff 0x0010 0x0000 0x0030 0x0040]" {
+		t.Fatalf("keep_pkey_indexes TRUE, running: %s", got)
+	}
+	opt := first.Options
+	opt.Before = map[check.GUID][]check.PKey{1: {0x0030, 0x0010, 0xffff}}
+	opt.Memory = first.memory
+	opt.ForgetIndexes = true
+	if got := slotString(NewModel(second, ports, opt).Slots(1)); got != "[0xffff 0x0010 0x0030 0x0040]" {
+		t.Errorf("keep_pkey_indexes FALSE: %s, want the keys in pending order from index 1", got)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 )
 
@@ -27,11 +26,23 @@ import (
 //   - keep_pkey_indexes TRUE|FALSE (default TRUE): keep a key at the index it has.
 //
 // Booleans follow opts_parse_boolean: exactly "TRUE" is true, anything else false.
+//
+// A running OpenSM re-reads the file in every heavy sweep (kill -HUP;
+// osm_subn_rescan_conf_files) and applies part_enforce, no_partition_enforcement and
+// keep_pkey_indexes again (can_update in opt_tbl; allow_both_pkeys only at start), but
+// only a value the file gives and gave otherwise before (opts_parse_boolean,
+// opts_parse_charp): a line removed leaves the value as it was (lab, 3.3.23:
+// keep_pkey_indexes FALSE, then the line removed, then kill -HUP: still FALSE,
+// TestLabKeepPKeyIndexesRunning). So the file is what a new OpenSM runs with, and what
+// a running one runs with when no option it once set has left the file.
 
 // OpenSMConf is what an opensm.conf sets for the partition manager.
 type OpenSMConf struct {
-	// EnforceOff: part_enforce off, or no_partition_enforcement TRUE (with both, in
-	// and out OpenSM programs the switch ports facing end ports alike).
+	// EnforceOff: part_enforce off, or no_partition_enforcement TRUE. With both, in
+	// and out OpenSM programs the tables of the switch ports facing end ports alike
+	// (pkey_mgr_update_peer_port tests for off only); they differ in the PortInfo
+	// enforcement bits it sets there (pkey_mgr_enforce_partition: both 0xc, in 0x8
+	// inbound, out 0x4 outbound).
 	EnforceOff      bool
 	AllowBoth       bool
 	KeepPKeyIndexes bool
@@ -42,16 +53,19 @@ type OpenSMConf struct {
 	Warnings []string
 }
 
-// FabricModel is NewFabricModel with the file's options, which win over hand-given
-// flags where they overlap (AllowBoth, EnforceOff): with keep_pkey_indexes FALSE
-// OpenSM does not keep keys at their old index, so the model starts from fresh tables
-// instead of the swept ones.
+// Options are opt with the file's options, which win over hand-given flags where
+// they overlap (AllowBoth, EnforceOff).
+func (c *OpenSMConf) Options(opt Options) Options {
+	opt.AllowBoth, opt.EnforceOff, opt.ForgetIndexes = c.AllowBoth, c.EnforceOff, !c.KeepPKeyIndexes
+	return opt
+}
+
+// FabricModel is NewFabricModel with the file's options (Options): with
+// keep_pkey_indexes FALSE the tables of the sweep do not decide where a key goes
+// (Options.ForgetIndexes), they are still what a switch port facing an end port
+// keeps when OpenSM does not write it.
 func (c *OpenSMConf) FabricModel(conf *Config, f *fabric.Fabric, opt Options) *Model {
-	opt.AllowBoth, opt.EnforceOff = c.AllowBoth, c.EnforceOff
-	if !c.KeepPKeyIndexes && opt.Before == nil {
-		opt.Before, opt.PeerBefore = map[check.GUID][]check.PKey{}, map[check.GUID][]check.PKey{}
-	}
-	return NewFabricModel(conf, f, opt)
+	return NewFabricModel(conf, f, c.Options(opt))
 }
 
 // defaultPartitionsFile is OSM_DEFAULT_PARTITION_CONFIG_FILE (Debian's build).

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 )
 
@@ -167,5 +168,33 @@ func TestOpenSMConfAgainstOpenSM(t *testing.T) {
 	}
 	if bad > 5 {
 		t.Errorf("%d files differ in all", bad)
+	}
+}
+
+// With keep_pkey_indexes FALSE every key is new in every pass, so `both` on the
+// default partition with -W writes 0xffff and 0x7fff in one pass: a port holding 0xffff
+// only is not OpenSM's first pass (partitions-next-pass, onePassFrom0x7fff, holds for
+// keep_pkey_indexes TRUE only) but a table the file does not give.
+func TestFabricModelForgetIndexesNoNextPass(t *testing.T) {
+	f := compareFabricFixture()
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			clear(p.PKeys)
+			p.PKeys[0] = check.DefaultFull
+		}
+	}
+	conf := Parse("p.conf", []byte("Default=0x7fff : ALL=both ;\n"))
+	rules := func(osmConf string) []string {
+		var got []string
+		for _, fd := range CompareFabric(f, ParseOpenSMConf("opensm.conf", []byte(osmConf)).FabricModel(conf, f, Options{})) {
+			got = append(got, fd.Rule)
+		}
+		return slices.Compact(got)
+	}
+	if got := rules("allow_both_pkeys TRUE\n"); !slices.Equal(got, []string{RuleNextPass}) {
+		t.Errorf("keep_pkey_indexes TRUE: %v, want %s", got, RuleNextPass)
+	}
+	if got := rules("allow_both_pkeys TRUE\nkeep_pkey_indexes FALSE\n"); !slices.Equal(got, []string{RuleWrongMembership}) {
+		t.Errorf("keep_pkey_indexes FALSE: %v, want %s", got, RuleWrongMembership)
 	}
 }

@@ -59,6 +59,15 @@ type Options struct {
 	// Remember keeps what this run leaves in OpenSM's memory (Model.Memory), for
 	// the next run of the same process (Reconfigure).
 	Remember bool
+	// ForgetIndexes mirrors keep_pkey_indexes FALSE (opensm.conf only): before every
+	// pass, the first run's and every later sweep's, osm_pkey_mgr_process clears each
+	// end port's keys (what it read of the table), accum_pkeys and last_pkey_idx, so
+	// every key is new and the table is rebuilt from index 0 in pending order (the
+	// default or indx0 key at 0, the others from index 1): Before and Memory do not
+	// count, a running OpenSM programs what a new one does, and no key waits for a
+	// next pass (onePassFrom0x7fff). The switch ports facing end ports are programmed
+	// from the end ports' new tables as always.
+	ForgetIndexes bool
 }
 
 // Memory is what one OpenSM process remembers about the ports it programmed (see
@@ -332,6 +341,9 @@ func (m *Model) program(p Port, st *portState) portTable {
 	var start *portMemory
 	if m.Options.Memory != nil {
 		start = m.Options.Memory.ports[p.GUID]
+	}
+	if m.Options.ForgetIndexes {
+		before, start = nil, nil
 	}
 	var t portTable
 	var after *portMemory

@@ -3,6 +3,7 @@ package partconf_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -32,7 +33,12 @@ import (
 //   - fabric check on a fabric OpenSM has just programmed from the file reports no
 //     partition difference with it (missing, extra, wrong membership, moved index) and
 //     no hca-key-not-on-switch;
-//   - a file OpenSM crashes on is one partitions check says it cannot predict.
+//   - a file OpenSM crashes on is one partitions check says it cannot predict;
+//   - fabric check on the tables before a file predicts, index by index, the tables
+//     OpenSM then programs from it (the model AuditFabric compares with).
+//
+// OpenSM reads its options from an opensm.conf (-F) that fabric check reads too
+// (--opensm-conf): allow_both_pkeys, keep_pkey_indexes and part_enforce vary.
 //
 // It counts checks and agreements and fails on every disagreement. (Those are the
 // fabric sweep's and fabric check's: internal/query and internal/fabric.)
@@ -52,10 +58,10 @@ func TestLabTruthFabric(t *testing.T) {
 			problems = append(problems, problem())
 		}
 	}
-	runs := 0
+	runs, opts := 0, map[string]int{}
 	for i := 0; i < n; i++ {
 		// One subtest per topology: its simulator stops when it ends.
-		t.Run(fmt.Sprint(5000+i), func(t *testing.T) { runs += truthFabricTopology(t, uint64(5000+i), count) })
+		t.Run(fmt.Sprint(5000+i), func(t *testing.T) { runs += truthFabricTopology(t, uint64(5000+i), count, opts) })
 	}
 	var by []string
 	total, ok := 0, 0
@@ -70,7 +76,12 @@ func TestLabTruthFabric(t *testing.T) {
 		total += checks[k]
 		ok += agree[k]
 	}
-	summary := fmt.Sprintf("truth (fabric sweep and fabric check): %d/%d checks agree (%s) in %d OpenSM runs on %d topologies", ok, total, strings.Join(by, ", "), runs, n)
+	var with []string
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		with = append(with, fmt.Sprintf("%s %d", k, opts[k]))
+	}
+	summary := fmt.Sprintf("truth (fabric sweep and fabric check): %d/%d checks agree (%s) in %d OpenSM runs on %d topologies (opensm.conf with %s)",
+		ok, total, strings.Join(by, ", "), runs, n, strings.Join(with, ", "))
 	t.Log(summary)
 	fmt.Println(summary)
 	for _, p := range problems {
@@ -79,8 +90,8 @@ func TestLabTruthFabric(t *testing.T) {
 }
 
 // truthFabricTopology runs three files on one random topology; it returns how many
-// OpenSM runs it compared.
-func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok bool, problem func() string)) int {
+// OpenSM runs it compared, and counts their options other than the defaults in opts.
+func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok bool, problem func() string), opts map[string]int) int {
 	runs := 0
 	{
 		rng := rand.New(rand.NewPCG(seed, 0xfab))
@@ -113,16 +124,39 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 		}
 		gopt := partconf.GenOptions{Ports: guids}
 		file := partconf.NewGenFile(rng, gopt)
+		// OpenSM's options come from a generator of their own (a seed runs the same
+		// files as before they were drawn), in an opensm.conf that OpenSM reads (-F) and
+		// fabric check reads (--opensm-conf: partconf.ParseOpenSMConf, AuditFabric):
+		// keep_pkey_indexes FALSE in a third of the runs, part_enforce in, out and off
+		// in one each in eight.
+		orng := rand.New(rand.NewPCG(seed, 0x0c0f))
+		osmConf := filepath.Join(dir, "opensm.conf")
+		var last *fabric.Fabric // the sweep of the tables OpenSM left, nil if it ran since
 		for k := 0; k < 3; k++ {
 			if k > 0 {
 				file = partconf.MutateGenFile(rng, file, gopt)
 			}
 			text := file.String()
 			allowBoth := rng.IntN(2) == 0
-			where := func() string {
-				return fmt.Sprintf("seed %d file %d (-W %v)\n--- net:\n%s--- file:\n%s", seed, k+1, allowBoth, topo.Net(), text)
+			confText := fmt.Sprintf("allow_both_pkeys %s\nkeep_pkey_indexes %s\npart_enforce %s\n", strings.ToUpper(fmt.Sprint(allowBoth)),
+				[...]string{"FALSE", "TRUE", "TRUE"}[orng.IntN(3)], [...]string{"both", "both", "both", "both", "both", "in", "out", "off"}[orng.IntN(8)])
+			if err := os.WriteFile(osmConf, []byte(confText), 0o644); err != nil {
+				t.Fatal(err)
 			}
-			if err := l.RunOpenSM(text, allowBoth); err != nil {
+			where := func() string {
+				return fmt.Sprintf("seed %d file %d\n--- opensm.conf:\n%s--- net:\n%s--- file:\n%s", seed, k+1, confText, topo.Net(), text)
+			}
+			// What fabric check --opensm-conf says OpenSM programs from the new file on
+			// the tables the last one left (where a key goes with keep_pkey_indexes TRUE
+			// or FALSE: partitions-index-moved).
+			conf := partconf.Parse("p.conf", []byte(text))
+			osm := partconf.ParseOpenSMConf(osmConf, []byte(confText))
+			var predicted *partconf.Model
+			if last != nil && conf.Uncertain == "" {
+				_, predicted = partconf.AuditFabric(last, conf, osm, false)
+			}
+			last = nil
+			if err := l.RunOpenSMArgs(text, "-F", osmConf); err != nil {
 				t.Logf("OpenSM FAILED, %s:\n%v", where(), err) // the lab freed its ibsim slot
 				if strings.Contains(err.Error(), "segmentation fault") {
 					// A file OpenSM crashes on is one partitions check says it cannot
@@ -135,10 +169,16 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 				break
 			}
 			runs++
+			for _, line := range strings.Split(strings.TrimSpace(confText), "\n") {
+				if line != "allow_both_pkeys FALSE" && line != "keep_pkey_indexes TRUE" && line != "part_enforce both" {
+					opts[line]++
+				}
+			}
 			f, err := query.Sweep(ctx, tr, query.SweepOptions{})
 			if err != nil {
 				t.Fatalf("seed %d: sweep: %v", seed, err)
 			}
+			last = f
 			swept := map[check.GUID]*fabric.Port{}
 			for _, nd := range f.Nodes {
 				for _, p := range nd.Ports {
@@ -170,14 +210,22 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 					return fmt.Sprintf("port %s: the sweep read %v, Get P_KeyTable %v: %s", g, trim(p.PKeys), want, where())
 				})
 			}
-			conf := partconf.Parse("p.conf", []byte(text))
+			for g, p := range swept {
+				if _, ok := managed[g]; !ok || p.PKeys == nil || predicted == nil {
+					continue
+				}
+				want := predicted.TableValues(g)
+				count("fabric-check-before", fmt.Sprint(trim(p.PKeys)) == fmt.Sprint(want), func() string {
+					return fmt.Sprintf("port %s: fabric check on the tables before the file says OpenSM programs %v, OpenSM %v: %s", g, want, trim(p.PKeys), where())
+				})
+			}
 			if conf.Uncertain != "" {
 				continue
 			}
-			model := partconf.NewFabricModel(conf, f, partconf.Options{AllowBoth: allowBoth})
+			res, model := partconf.AuditFabric(f, conf, osm, false)
 			var wrong []string
 			nextPass := false
-			for _, fd := range append(partconf.CompareFabric(f, model), fabric.AuditFabric(f, fabric.AuditOptions{}).Findings...) {
+			for _, fd := range res.Findings {
 				nextPass = nextPass || fd.Rule == partconf.RuleNextPass
 				switch fd.Rule {
 				case partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleIndexMoved, fabric.RuleHCAKeyNotOnSwitch:
@@ -191,7 +239,8 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 				continue
 			}
 			// partitions-next-pass says OpenSM's next pass adds a key: run it.
-			if err := l.RunOpenSM(text, allowBoth); err != nil {
+			last = nil
+			if err := l.RunOpenSMArgs(text, "-F", osmConf); err != nil {
 				t.Fatalf("seed %d: the next pass: %v", seed, err)
 			}
 			for g, gp := range managed {

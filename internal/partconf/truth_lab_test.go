@@ -3,6 +3,7 @@ package partconf
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -23,7 +24,10 @@ import (
 // sequences of two to four files (NewGenFile, then MutateGenFile: definitions
 // removed, added and moved, indx0 moved, memberships and keys changed), each sequence
 // applied by one OpenSM 3.3.23 daemon (SIGHUP, as `reload` does) or by a new OpenSM
-// process per file (opensm -o), with or without -W and partition enforcement. After
+// process per file (opensm -o), with or without -W, with part_enforce both, in, out or
+// off, and with keep_pkey_indexes TRUE or FALSE (an opensm.conf line: the daemon's
+// conf, or a new OpenSM's -F FILE, read by ParseOpenSMConf as fabric check reads it;
+// with in and out OpenSM writes the switch ports' tables as with both). After
 // every file the tables of every end port and of every switch port facing one are read
 // in-process over MADs and compared index by index with:
 //   - the model of that run from the tables the ports held before it (and, for a
@@ -250,6 +254,17 @@ func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64
 	daemon := rng.IntN(2) == 0
 	allowBoth, enforce := rng.IntN(2) == 0, rng.IntN(5) != 0
 	n := 2 + rng.IntN(3)
+	// The options the files above do not depend on come from a generator of their own,
+	// so a seed runs the same topologies and files as before they were drawn:
+	// keep_pkey_indexes FALSE (opensm.conf only: the daemon's conf, or opensm -F FILE)
+	// in a third of the sequences, and part_enforce in or out (-Z, or a conf line) in
+	// half of those with enforcement.
+	orng := rand.New(rand.NewPCG(seed, 0x0c0f+uint64(sq)))
+	keep, mode := orng.IntN(3) != 0, "off"
+	if enforce {
+		mode = [...]string{"both", "both", "in", "out"}[orng.IntN(4)]
+	}
+	inFile := orng.IntN(2) == 0 // a new OpenSM gets part_enforce in its -F FILE, not -Z
 	st.sequences++
 	if daemon {
 		st.daemons++
@@ -258,23 +273,52 @@ func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64
 	if daemon {
 		how = "one OpenSM daemon (SIGHUP)"
 	}
-	// As opensm arguments, and as opensm.conf lines for the daemon.
+	// As opensm arguments, and as opensm.conf lines: the daemon's, or a new OpenSM's
+	// -F FILE (keep_pkey_indexes has no flag).
+	var fileConf []string
+	if !keep {
+		fileConf = append(fileConf, "keep_pkey_indexes FALSE")
+	}
+	if mode != "both" && (daemon || inFile) {
+		fileConf = append(fileConf, "part_enforce "+mode)
+	}
+	osmConf := filepath.Join(t.TempDir(), "opensm.conf")
+	if err := os.WriteFile(osmConf, []byte(strings.Join(fileConf, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	flags := func() []string {
 		args := []string{"-g", fmt.Sprintf("%#x", uint64(sm))}
 		if allowBoth {
 			args = append(args, "-W")
 		}
-		if !enforce {
-			args = append(args, "-Z", "off")
+		if mode != "both" && !inFile {
+			args = append(args, "-Z", mode)
+		}
+		if len(fileConf) > 0 {
+			args = append(args, "-F", osmConf)
 		}
 		return args
 	}
 	args := flags()
-	conf := []string{fmt.Sprintf("guid %#x", uint64(sm)), fmt.Sprintf("allow_both_pkeys %v", strings.ToUpper(fmt.Sprint(allowBoth)))}
-	if !enforce {
-		conf = append(conf, "part_enforce off")
-	}
+	conf := append([]string{fmt.Sprintf("guid %#x", uint64(sm)), fmt.Sprintf("allow_both_pkeys %v", strings.ToUpper(fmt.Sprint(allowBoth)))}, fileConf...)
 	opt := Options{AllowBoth: allowBoth, SMGUID: sm, EnforceOff: !enforce, Remember: true}
+	if daemon || len(fileConf) > 0 {
+		// The options as ibkey reads the conf (fabric check --opensm-conf): for a new
+		// OpenSM its flags win (-W, -Z).
+		text := strings.Join(fileConf, "\n") + "\n"
+		if daemon {
+			text = strings.Join(conf, "\n") + "\n"
+		}
+		read := ParseOpenSMConf("opensm.conf", []byte(text)).Options(opt)
+		if daemon {
+			opt = read
+		} else {
+			opt.ForgetIndexes = read.ForgetIndexes
+		}
+		if opt.AllowBoth != allowBoth || opt.EnforceOff != !enforce || opt.ForgetIndexes != !keep {
+			t.Fatalf("seed %d sequence %d: ParseOpenSMConf(%q): %+v, want -W %v, part_enforce %s, keep_pkey_indexes %v", seed, sq, text, opt, allowBoth, mode, keep)
+		}
+	}
 	var d *ibsimlab.OpenSMDaemon
 	defer func() {
 		if d != nil {
@@ -299,14 +343,58 @@ func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64
 				opt.AllowBoth, args = allowBoth, flags()
 				st.features["-W changed between files"]++
 			}
+			if daemon && orng.IntN(4) == 0 {
+				// A running OpenSM re-reads keep_pkey_indexes in a heavy sweep
+				// (osm_subnet.c opt_tbl: can_update; osm_subn_rescan_conf_files), when
+				// the file's value differs from what the file said before
+				// (opts_parse_boolean): a line removed leaves it as it was.
+				keep = !keep
+				line := "keep_pkey_indexes " + strings.ToUpper(fmt.Sprint(keep))
+				if keep && orng.IntN(2) == 0 {
+					line, keep = "", false
+					st.features["keep_pkey_indexes FALSE removed from a running OpenSM's conf"]++
+				} else {
+					st.features["keep_pkey_indexes changed for a running OpenSM"]++
+				}
+				conf = slices.DeleteFunc(conf, func(l string) bool { return strings.HasPrefix(l, "keep_pkey_indexes ") })
+				if line != "" {
+					conf = append(conf, line)
+				}
+				fileConf = conf
+				// The daemon's opensm.conf (internal/lab, OpenSMDaemonAt).
+				if err := os.WriteFile(filepath.Join(filepath.Dir(d.Conf), "opensm.conf"), []byte(strings.Join(append([]string{"force_log_flush TRUE"}, conf...), "\n")+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				opt.ForgetIndexes = !keep
+			}
 		}
 		text := file.String()
 		texts = append(texts, text)
 		st.files++
 		cfg := Parse("p.conf", []byte(text))
+		seen := maps.Clone(st.features)
 		truthFeatures(cfg, ports, st)
+		if !keep {
+			st.features["keep_pkey_indexes FALSE"]++
+			// With the constructs keep_pkey_indexes changes most.
+			for _, f := range []string{"indx0", "a table overflowing", "both"} {
+				if st.features[f] > seen[f] {
+					st.features["keep_pkey_indexes FALSE with "+f]++
+				}
+			}
+			if allowBoth {
+				st.features["keep_pkey_indexes FALSE with -W"]++
+			}
+			if daemon && k > 0 {
+				st.features["keep_pkey_indexes FALSE in a running OpenSM's sweep"]++
+			}
+		}
+		if mode == "in" || mode == "out" {
+			st.features["part_enforce "+mode]++
+		}
 		where := func() string {
-			return fmt.Sprintf("seed %d sequence %d file %d of %d (%s, -W %v, enforce %v)", seed, sq, k+1, n, how, allowBoth, enforce)
+			return fmt.Sprintf("seed %d sequence %d file %d of %d (%s, -W %v, part_enforce %s, keep_pkey_indexes %v, opensm.conf %q)",
+				seed, sq, k+1, n, how, allowBoth, mode, strings.ToUpper(fmt.Sprint(keep)), fileConf)
 		}
 		files := func() string {
 			var b strings.Builder
@@ -356,6 +444,7 @@ func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64
 			chain = m
 		case chainOK:
 			chain.Options.AllowBoth = allowBoth // the flag of this run (it may change between new processes)
+			chain.Options.ForgetIndexes = opt.ForgetIndexes
 			chain = Reconfigure(chain, cfg, daemon)
 		}
 		prev = m
