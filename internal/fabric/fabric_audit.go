@@ -311,9 +311,19 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 			// (can_update in osm_subnet.c opt_tbl) in a heavy sweep only
 			// (osm_state_mgr.c do_sweep, osm_subn_rescan_conf_files); kill -HUP runs one
 			// (seen with OpenSM 3.3.23: it then wrote the CA's keys to the switch port).
+			// Inbound checks what the CA sends into the switch, outbound what the
+			// switch sends to the CA (IBA 10.9.4 switch partition enforcement);
+			// part_enforce in and out leave one of them on.
+			what := "packets of any partition pass the switch there, so isolation rests on the end ports alone"
+			switch {
+			case e.Inbound:
+				what = "packets of any partition leave the switch toward it (what it sends is still checked), so in that direction isolation rests on its own P_Key check"
+			case e.Outbound:
+				what = "packets of any partition it sends enter the fabric (what the switch sends it is still checked), so in that direction isolation rests on the end ports that receive them"
+			}
 			out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleEnforcementOff, Ports: ports,
-				Message: fmt.Sprintf("partition enforcement is off (%s) on %s, which faces %s: packets of any partition pass the switch there, so isolation rests on the end ports alone",
-					strings.Join(off, ", "), f.Label(swID), f.Label(caID)),
+				Message: fmt.Sprintf("partition enforcement is off (%s) on %s, which faces %s: %s",
+					strings.Join(off, ", "), f.Label(swID), f.Label(caID), what),
 				Action: "turn switch enforcement on in the Subnet Manager (OpenSM: part_enforce both, no_partition_enforcement FALSE in opensm.conf), then kill -HUP it: a heavy sweep re-reads them, a light one does not; if it was started with -Z off or -N, restart it without them (a heavy sweep applies a value only when the file's changes: osm_subnet.c osm_subn_rescan_conf_files)"})
 			if e.Inbound || e.Outbound {
 				enforcing = "with " + strings.Join(off, " ") + " enforcement off the switch still drops them in the other direction"

@@ -93,8 +93,13 @@ func TestAuditRules(t *testing.T) {
 		}, RuleHCAKeyNotOnSwitch, check.SeverityWarning, []check.PortID{a1, s1}, []check.PKey{0x8001}, "enforcement bits were not read", 1},
 		{"switch port key the CA lacks", func(f *Fabric) { f.Port(s2).PKeys[2] = 0x8005 },
 			RuleSwitchKeyNotOnHCA, check.SeverityWarning, []check.PortID{b1, s2}, []check.PKey{0x8005}, "which drops those packets itself", 1},
-		{"enforcement off facing a CA", func(f *Fabric) { f.Port(s2).Enforcement.Outbound = false },
-			RuleEnforcementOff, check.SeverityWarning, []check.PortID{b1, s2}, nil, "off (outbound)", 1},
+		{"enforcement off facing a CA", func(f *Fabric) { f.Port(s2).Enforcement.Inbound, f.Port(s2).Enforcement.Outbound = false, false },
+			RuleEnforcementOff, check.SeverityWarning, []check.PortID{b1, s2}, nil, "off (inbound, outbound) on \"S\"[2], which faces \"HcaB\"[1]: packets of any partition pass the switch there", 1},
+		// part_enforce in and out (OpenSM): one direction is still checked.
+		{"outbound enforcement off facing a CA", func(f *Fabric) { f.Port(s2).Enforcement.Outbound = false },
+			RuleEnforcementOff, check.SeverityWarning, []check.PortID{b1, s2}, nil, "off (outbound) on \"S\"[2], which faces \"HcaB\"[1]: packets of any partition leave the switch toward it (what it sends is still checked)", 1},
+		{"inbound enforcement off facing a CA", func(f *Fabric) { f.Port(s2).Enforcement.Inbound = false },
+			RuleEnforcementOff, check.SeverityWarning, []check.PortID{b1, s2}, nil, "off (inbound) on \"S\"[2], which faces \"HcaB\"[1]: packets of any partition it sends enter the fabric (what the switch sends it is still checked)", 1},
 		{"limited-only partition", func(f *Fabric) {
 			for _, id := range []check.PortID{a1, b1, s1, s2} {
 				f.Port(id).PKeys[2] = 0x0003
