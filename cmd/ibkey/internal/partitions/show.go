@@ -65,7 +65,9 @@ remembers the index it gave every key since it started, so a new key goes after 
 last index it ever used and a key put back returns to its old index. With
 --restarted OpenSM was restarted before each (a new process remembers nothing, and
 fills the hole a removed last key left). Keys added, removed, changed and moved,
-indx0 moving, the default partition's line moving, -W: lab-checked (make truth).
+indx0 moving, the default partition's line moving, -W: lab-checked (make truth). All of this is OpenSM with keep_pkey_indexes
+TRUE, its default: with FALSE in its opensm.conf every sweep rebuilds each table
+from index 0, which --previous does not model (fabric check --opensm-conf does).
 
 A file OpenSM rejects is shown as the fallback OpenSM applies (Default=0x7fff :
 ALL=full), with a warning. When what OpenSM does with the file cannot be predicted,
