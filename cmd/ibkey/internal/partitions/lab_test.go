@@ -236,3 +236,47 @@ func trimTable(t []check.PKey) []check.PKey {
 	}
 	return t[:end]
 }
+
+// TestLabPartitionsKeepPKeyIndexesFalse: an OpenSM daemon with keep_pkey_indexes
+// FALSE applies reconf-a.conf, then reconf-b.conf (SIGHUP). It rebuilds each table
+// from index 0 (no hole, no key kept at its index): `partitions show B --previous A
+// --opensm-conf` with that opensm.conf predicts the tables, and without
+// --opensm-conf (keep_pkey_indexes TRUE, the default) it does not, which shows the
+// test can tell them apart.
+func TestLabPartitionsKeepPKeyIndexesFalse(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.StartPartconf(t)
+	read := func(f string) string {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	d := l.StartOpenSMDaemon(t, read(reconfAConf), "keep_pkey_indexes FALSE")
+	if _, _, err := d.Reprogram(context.Background(), read(reconfBConf)); err != nil {
+		t.Fatal(err)
+	}
+	osmConf := filepath.Join(t.TempDir(), "opensm.conf")
+	if err := os.WriteFile(osmConf, []byte("keep_pkey_indexes FALSE\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{reconfBConf, "--previous", reconfAConf}
+	predicted := showTables(t, append(args, "--opensm-conf", osmConf)...)
+	kept := showTables(t, args...)
+	differs := false
+	for _, h := range lab.PartconfHCAs {
+		g := check.GUID(h.GUID)
+		real := labTable(t, l, h.DR)
+		if !sameTable(predicted[g], real) {
+			t.Errorf("port %s: partitions show %s --opensm-conf (keep_pkey_indexes FALSE) predicts %v, the OpenSM daemon programmed %v", g.String(), strings.Join(args, " "), predicted[g], trimTable(real))
+		}
+		differs = differs || !sameTable(kept[g], real)
+	}
+	if !differs {
+		t.Error("keep_pkey_indexes TRUE's prediction matched every table: the test cannot tell them apart")
+	}
+}

@@ -26,6 +26,8 @@ type ShowOptions struct {
 	// Restarted: OpenSM was restarted before each (else one process applied them all).
 	Previous  []string
 	Restarted bool
+	// OpenSMConf is OpenSM's opensm.conf: its allow_both_pkeys and keep_pkey_indexes.
+	OpenSMConf string
 }
 
 // NewCmdShow is `ibkey partitions show FILE [GUID...]`; runF replaces the run in tests.
@@ -66,8 +68,8 @@ last index it ever used and a key put back returns to its old index. With
 --restarted OpenSM was restarted before each (a new process remembers nothing, and
 fills the hole a removed last key left). Keys added, removed, changed and moved,
 indx0 moving, the default partition's line moving, -W: lab-checked (make truth). All of this is OpenSM with keep_pkey_indexes
-TRUE, its default: with FALSE in its opensm.conf every sweep rebuilds each table
-from index 0, which --previous does not model (fabric check --opensm-conf does).
+TRUE, its default: with FALSE in its opensm.conf (--opensm-conf FILE) every sweep
+rebuilds each table from index 0, and no key keeps its index (lab-checked too).
 
 A file OpenSM rejects is shown as the fallback OpenSM applies (Default=0x7fff :
 ALL=full), with a warning. When what OpenSM does with the file cannot be predicted,
@@ -108,6 +110,8 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 	o.Types.add(c)
 	c.Flags().StringArrayVar(&o.Previous, "previous", nil, "a configuration OpenSM applied before (`FILE`; repeat for several, oldest first): keys keep their index, removed ones leave holes")
 	_ = c.MarkFlagFilename("previous")
+	c.Flags().StringVar(&o.OpenSMConf, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): allow_both_pkeys replaces --allow-both, and keep_pkey_indexes FALSE rebuilds every table from index 0 (--previous then keeps no index)")
+	_ = c.MarkFlagFilename("opensm-conf")
 	c.Flags().BoolVar(&o.Restarted, "restarted", false, "with --previous: OpenSM was restarted before applying each file (a new process forgets where removed keys were); default: one running OpenSM re-read its file (SIGHUP, heavy sweep)")
 	cmdutil.AddIndentFlag(c)
 	cmdutil.SetExits(c,
@@ -197,9 +201,24 @@ func loadShow(o *ShowOptions) (*show, error) {
 	if o.Restarted && len(o.Previous) == 0 {
 		return nil, cmdutil.Usagef("--restarted needs --previous FILE: the configuration OpenSM applied before it was restarted")
 	}
+	var osm *partconf.OpenSMConf
+	if o.OpenSMConf != "" {
+		// FILE is given: the file's partition_config_file is not asked for.
+		var err error
+		if osm, _, _, err = query.ReadOpenSMConf(o.OpenSMConf, &o.File); err != nil {
+			return nil, err
+		}
+		for _, w := range osm.Warnings {
+			o.Notices.Warn(w)
+		}
+		o.OpenSM.AllowBoth = osm.AllowBoth
+	}
 	p, err := o.OpenSM.Load(o.File, o.IO)
 	if err != nil {
 		return nil, err
+	}
+	if osm != nil {
+		p.Options = osm.Options(p.Options)
 	}
 	types, complete, names, err := o.Types.types()
 	if err != nil {
