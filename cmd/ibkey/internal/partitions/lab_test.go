@@ -179,14 +179,7 @@ func TestLabPartitionsReconfigurationDaemon(t *testing.T) {
 		t.Skip("lab: -short")
 	}
 	l := lab.StartPartconf(t)
-	read := func(f string) string {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	d := l.StartOpenSMDaemon(t, read(reconfAConf))
+	d := l.StartOpenSMDaemon(t, readConf(t, reconfAConf))
 	restartDiffers := false
 	for i, step := range []struct {
 		conf     string
@@ -197,7 +190,7 @@ func TestLabPartitionsReconfigurationDaemon(t *testing.T) {
 		{reconfAConf, []string{reconfAConf, reconfBConf}},
 	} {
 		if i > 0 {
-			if _, _, err := d.Reprogram(context.Background(), read(step.conf)); err != nil {
+			if _, _, err := d.Reprogram(context.Background(), readConf(t, step.conf)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -226,6 +219,16 @@ func TestLabPartitionsReconfigurationDaemon(t *testing.T) {
 	}
 }
 
+// readConf is the text of a partitions.conf in testdata.
+func readConf(t *testing.T, f string) string {
+	t.Helper()
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // trimTable drops the empty entries after the last valid one, for messages.
 func trimTable(t []check.PKey) []check.PKey {
 	end := 0
@@ -249,15 +252,8 @@ func TestLabPartitionsKeepPKeyIndexesFalse(t *testing.T) {
 		t.Skip("lab: -short")
 	}
 	l := lab.StartPartconf(t)
-	read := func(f string) string {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	d := l.StartOpenSMDaemon(t, read(reconfAConf), "keep_pkey_indexes FALSE")
-	if _, _, err := d.Reprogram(context.Background(), read(reconfBConf)); err != nil {
+	d := l.StartOpenSMDaemon(t, readConf(t, reconfAConf), "keep_pkey_indexes FALSE")
+	if _, _, err := d.Reprogram(context.Background(), readConf(t, reconfBConf)); err != nil {
 		t.Fatal(err)
 	}
 	osmConf := filepath.Join(t.TempDir(), "opensm.conf")
