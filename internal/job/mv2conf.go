@@ -45,8 +45,10 @@ func ReadMV2Files(all Env, fsys MCAFS) *SetenvFiles {
 		if named || user != "" {
 			paths = append(paths, user)
 		}
-		if _, err := fsys.ReadFile(user); named && errors.Is(err, fs.ErrNotExist) {
-			reject = fmt.Sprintf("MVAPICH2 does not start: MV2_USER_CONFIG=%s names no file (\"[%s:0]: No such file or directory\", then \"Error processing configuration file\" and every process exits)", user, user)
+		if named {
+			if _, err := fsys.ReadFile(user); errors.Is(err, fs.ErrNotExist) { // report_fopen_error
+				reject = fmt.Sprintf("MVAPICH2 does not start: MV2_USER_CONFIG=%s names no file (\"[%s:0]: No such file or directory\", then \"Error processing configuration file\" and every process exits)", user, user)
+			}
 		}
 	}
 	ignoreSystem := all["MV2_IGNORE_SYSTEM_CONFIG"]
