@@ -51,7 +51,9 @@ var MVAPICH2 = Library{
 	Modifiers: mv2SharingVars,
 	Source:    "MVAPICH2 2.3.7 src/mpid/ch3/channels/mrail/src/gen2/ibv_param.c rdma_get_user_parameters (MV2_DEFAULT_PKEY, MV2_DEFAULT_PORT, MV2_NUM_PORTS), rdma_get_pm_parameters (MV2_NUM_HCAS, MV2_IBA_HCA), rdma_get_control_parameters (rail sharing), rdma_iba_priv.c set_pkey_index/get_pkey_index/rdma_open_hca/rdma_find_network_type/rdma_iba_hca_init, ibv_param.h PKEY_MASK, MAX_NUM_HCAS, MAX_NUM_PORTS",
 	configure: func(in Inputs, s *setup) {
-		env := in.MV2.env(in.Env)
+		// A gate's export beats every file.
+		f := in.MV2.without(in.exported)
+		env := f.env(in.Env)
 		key := check.PartitionKey(0)
 		v, ok := env["MV2_DEFAULT_PKEY"]
 		switch {
@@ -59,7 +61,7 @@ var MVAPICH2 = Library{
 			s.Setting = "MV2_DEFAULT_PKEY unset: index 0"
 		default:
 			key = check.PKey(parseC(v, 0).Value).Partition()
-			where := in.MV2.where(in.Env, "MV2_DEFAULT_PKEY")
+			where := f.where(in.Env, "MV2_DEFAULT_PKEY")
 			s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s%s: the first entry of partition %s, whatever its membership", v, where, key)
 			if key == 0 {
 				s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s%s reads as key 0, which means unset: index 0", v, where)
@@ -69,13 +71,13 @@ var MVAPICH2 = Library{
 			// MVAPICH 3.0 renamed its settings MVP_ (MPI_T cvars, gen2/ibv_param.c).
 			s.Unchecked = append(s.Unchecked, fmt.Sprintf("MVP_DEFAULT_PKEY=%s is MVAPICH 3's name of the setting, which ibkey does not interpret (this is MVAPICH2 2.x, which reads MV2_DEFAULT_PKEY)", v))
 		}
-		if f := in.MV2; f == nil {
+		if f == nil {
 			s.Assumptions = append(s.Assumptions, "MVAPICH2: only the settings given are read; ~/.mvapich2.conf (or MV2_USER_CONFIG) and /etc/mvapich2.conf, read only with settings from the environment, can also set its variables")
 		} else {
 			if f.Reject != "" {
 				s.Reject = f.Reject
 			}
-			s.Unchecked = append(s.Unchecked, f.unchecked(in.exporting(in.Env))...)
+			s.Unchecked = append(s.Unchecked, f.unchecked(in.Env)...)
 			for _, name := range slices.Sorted(maps.Keys(f.Values)) {
 				if name != "MV2_DEFAULT_PKEY" && f.where(in.Env, name) != "" {
 					s.Notes = append(s.Notes, fmt.Sprintf("%s=%s%s, from MVAPICH2's configuration files", name, f.Values[name].Value, f.where(in.Env, name)))

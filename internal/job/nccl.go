@@ -51,9 +51,11 @@ var NCCL = Library{
 	Modifiers: []string{"NCCL_IB_DISABLE", "NCCL_NET"},
 	Source:    "NVIDIA/nccl src/transport/net_ib/connect.cc (NCCL_PARAM IbPkey, ncclIbQpInit), src/misc/param.cc ncclLoadParam, src/transport/net_ib/init.cc ncclIbInitDevices, src/misc/utils.cc parseStringList/matchIfList, src/plugin/net.cc ncclNetInit",
 	configure: func(in Inputs, s *setup) {
-		env := in.NCCL.env(in.Env)
+		// A gate's export beats every file.
+		f := in.NCCL.without(in.exported)
+		env := f.env(in.Env)
 		// What NCCL's files leave open (not read, or read otherwise by older NCCL).
-		files := in.NCCL.unchecked(in.exporting(in.Env))
+		files := f.unchecked(in.Env)
 		s.Unchecked = append(s.Unchecked, files...)
 		// inactive says the settings route NCCL away from its IB transport, unless
 		// what the files leave open may change that: then no port is decided.
@@ -68,7 +70,7 @@ var NCCL = Library{
 		}
 		disabled := ncclInt(env["NCCL_IB_DISABLE"], 0) != 0
 		if net, ok := env["NCCL_NET"]; ok {
-			where := in.NCCL.where(in.Env, "NCCL_NET")
+			where := f.where(in.Env, "NCCL_NET")
 			switch {
 			case strings.EqualFold(net, "IB") && disabled:
 				s.Reject = fmt.Sprintf("NCCL_NET=IB%s with NCCL_IB_DISABLE=%s: the one network NCCL may use does not initialize, and NCCL fails (\"Failed to initialize any NET plugin\")", where, env["NCCL_IB_DISABLE"])
@@ -84,26 +86,26 @@ var NCCL = Library{
 				s.unknown = "NCCL_NET=" + net + ": which entry the plugin uses is not known"
 			}
 		}
-		if disabled && s.Reject == "" && inactive(fmt.Sprintf("NCCL_IB_DISABLE=%s%s: NCCL's IB transport does not initialize, and NCCL uses sockets (or a net plugin), not these P_Keys", env["NCCL_IB_DISABLE"], in.NCCL.where(in.Env, "NCCL_IB_DISABLE"))) {
+		if disabled && s.Reject == "" && inactive(fmt.Sprintf("NCCL_IB_DISABLE=%s%s: NCCL's IB transport does not initialize, and NCCL uses sockets (or a net plugin), not these P_Keys", env["NCCL_IB_DISABLE"], f.where(in.Env, "NCCL_IB_DISABLE"))) {
 			return
 		}
-		idx, setting := ncclIndex(env, in.NCCL.where(in.Env, "NCCL_IB_PKEY"))
+		idx, setting := ncclIndex(env, f.where(in.Env, "NCCL_IB_PKEY"))
 		s.Setting = setting
 		hca, hasHCA := env["NCCL_IB_HCA"]
 		filter := parseNCCLHCA(hca)
 		if hasHCA {
-			s.Setting += fmt.Sprintf(", NCCL_IB_HCA=%s%s", hca, in.NCCL.where(in.Env, "NCCL_IB_HCA"))
+			s.Setting += fmt.Sprintf(", NCCL_IB_HCA=%s%s", hca, f.where(in.Env, "NCCL_IB_HCA"))
 			if filter.none() {
 				s.Notes = append(s.Notes, `NCCL_IB_HCA="^" with an empty list excludes every port: NCCL uses no InfiniBand port (it falls back to sockets)`)
 			}
 		}
 		if g, ok := env["NCCL_IB_GID_INDEX"]; ok {
-			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s%s does not change the partition: from NCCL 2.22.3 InfiniBand ports use GID 0 (or the routable FLID GID) whatever it says (before, it was their source GID index: not checked); it selects the GID on RoCE ports, whose one P_Key is 0xffff", g, in.NCCL.where(in.Env, "NCCL_IB_GID_INDEX")))
+			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s%s does not change the partition: from NCCL 2.22.3 InfiniBand ports use GID 0 (or the routable FLID GID) whatever it says (before, it was their source GID index: not checked); it selects the GID on RoCE ports, whose one P_Key is 0xffff", g, f.where(in.Env, "NCCL_IB_GID_INDEX")))
 		}
 		if v, ok := env["NCCL_IB_PKEY_VALUE"]; ok {
-			s.Unchecked = append(s.Unchecked, fmt.Sprintf("NCCL_IB_PKEY_VALUE=%s%s is a P_Key value newer NCCL reads (2.31), which ibkey does not interpret: the entry NCCL uses may come from it rather than from NCCL_IB_PKEY", v, in.NCCL.where(in.Env, "NCCL_IB_PKEY_VALUE")))
+			s.Unchecked = append(s.Unchecked, fmt.Sprintf("NCCL_IB_PKEY_VALUE=%s%s is a P_Key value newer NCCL reads (2.31), which ibkey does not interpret: the entry NCCL uses may come from it rather than from NCCL_IB_PKEY", v, f.where(in.Env, "NCCL_IB_PKEY_VALUE")))
 		}
-		if f := in.NCCL; f == nil {
+		if f == nil {
 			s.Assumptions = append(s.Assumptions, "NCCL: only the settings given are read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf (read only with settings from the environment) can also set NCCL_IB_PKEY")
 		} else if f.Assumption != "" {
 			s.Assumptions = append(s.Assumptions, "NCCL: "+f.Assumption)

@@ -219,15 +219,27 @@ func (n *SetenvFiles) unchecked(e Env) []string {
 	return out
 }
 
-// exporting is the environment e with the variable a gate exports (Inputs.exported)
-// set: settings files cannot beat it.
-func (in Inputs) exporting(e Env) Env {
-	if in.exported == "" {
-		return e
+// without is n with name set by no file (nil n: nil), for a gate's export, which
+// beats them all (UCXFiles.without likewise): what the files leave open about it is
+// no longer open.
+func (n *SetenvFiles) without(name string) *SetenvFiles {
+	if n == nil || name == "" {
+		return n
 	}
-	e = maps.Clone(e)
-	e[in.exported] = ""
-	return e
+	c := *n
+	c.Values = maps.Clone(n.Values)
+	delete(c.Values, name)
+	drop := func(us []fileUnknown) []fileUnknown {
+		var out []fileUnknown
+		for _, u := range us {
+			if u.vars = slices.DeleteFunc(slices.Clone(u.vars), func(v string) bool { return v == name }); len(u.vars) > 0 {
+				out = append(out, u)
+			}
+		}
+		return out
+	}
+	c.unknown, c.split = drop(n.unknown), drop(n.split)
+	return &c
 }
 
 // values are the files' settings (nil n: none).
