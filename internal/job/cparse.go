@@ -35,11 +35,14 @@ func (n cNumber) Unsigned() uint64 {
 	return n.mag
 }
 
+// cSpace is isspace in the C locale (the libraries do not call setlocale).
+const cSpace = " \t\n\v\f\r"
+
 // parseC parses like strtoll(s, &end, base) with base 0 (0x hex, leading 0 octal,
 // else decimal), 10 or 16 (an optional 0x): optional leading white space, optional
 // sign, digits. A 0x not followed by a hex digit is the number 0 and the rest "x...".
 func parseC(s string, base int) cNumber {
-	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	t := strings.TrimLeft(s, cSpace)
 	n := cNumber{Base: base}
 	if t != "" && (t[0] == '+' || t[0] == '-') {
 		n.neg = t[0] == '-'

@@ -91,7 +91,7 @@ func FuzzUCXINI(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		lines := 0
 		bad := ucxINI([]byte(s), func(_, _, value string, line int) bool {
-			if strings.Trim(value, iniSpace) != value {
+			if strings.Trim(value, cSpace) != value {
 				t.Errorf("value %q keeps white space", value)
 			}
 			lines = max(lines, line)

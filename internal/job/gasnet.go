@@ -96,7 +96,7 @@ func gasnetParseInt(s string) (v int64, fatal, undefined bool) {
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		s = s[1:]
 	}
-	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	s = strings.TrimLeft(s, cSpace)
 	base := 10
 	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
 		base, s = 16, s[2:]

@@ -552,7 +552,7 @@ func ompiAllowIB(in Inputs) (allow bool, why string, from ompiSet) {
 // it (non-zero is true; empty is 0), or exactly true/t/enabled/yes/y or
 // false/f/disabled/no/n; anything else is refused (valid false).
 func ompiBool(v string) (value, valid bool) {
-	t := strings.TrimLeft(v, " \t\n\v\f\r")
+	t := strings.TrimLeft(v, cSpace)
 	if c := parseC(t, 10); c.Digits && c.Rest == "" { // strtol saturates: still non-zero
 		return c.Value != 0, true
 	}

@@ -106,12 +106,12 @@ func mv2ConfLines(data []byte, bad func(line int, why string)) []fileLine {
 			bad(no, "Line too long")
 			return out
 		}
-		line := strings.TrimFunc(string(chunk), cIsSpace)
+		line := strings.Trim(string(chunk), cSpace)
 		if line == "" || line[0] == '#' {
 			continue
 		}
 		key, value, ok := strings.Cut(line, "=")
-		key, value = strings.TrimFunc(key, cIsSpace), strings.TrimFunc(value, cIsSpace)
+		key, value = strings.Trim(key, cSpace), strings.Trim(value, cSpace)
 		if !ok || key == "" || value == "" {
 			bad(no, "Line not of form `PARAMETER = VALUE'")
 			return out
@@ -119,9 +119,4 @@ func mv2ConfLines(data []byte, bad func(line int, why string)) []fileLine {
 		out = append(out, fileLine{name: key, value: value, line: no, nameLen: len(key)})
 	}
 	return out
-}
-
-// cIsSpace is isspace in the C locale.
-func cIsSpace(r rune) bool {
-	return r == ' ' || r == '\t' || r == '\n' || r == '\v' || r == '\f' || r == '\r'
 }

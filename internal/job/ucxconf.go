@@ -192,9 +192,6 @@ func (f *ucxFilters) check(section, name, value string) string {
 	return f.filter
 }
 
-// iniSpace is isspace in the C locale (UCX does not call setlocale).
-const iniSpace = " \t\n\v\f\r"
-
 // iniMaxLine is INI_MAX_LINE (src/ucs/config/ini.h): fgets reads 199 bytes at most.
 const iniMaxLine = 200
 
@@ -242,8 +239,8 @@ func ucxINI(b []byte, handler func(section, name, value string, line int) bool) 
 		if lineno == 1 && strings.HasPrefix(s, "\xef\xbb\xbf") {
 			s, lead = s[3:], true
 		}
-		s = strings.TrimRight(s, iniSpace)
-		t := strings.TrimLeft(s, iniSpace)
+		s = strings.TrimRight(s, cSpace)
+		t := strings.TrimLeft(s, cSpace)
 		lead = lead || len(t) < len(s)
 		switch {
 		case t == "" || t[0] == ';' || t[0] == '#':
@@ -264,8 +261,8 @@ func ucxINI(b []byte, handler func(section, name, value string, line int) bool) 
 				fail()
 				continue
 			}
-			name, value := strings.TrimRight(t[:end], iniSpace), t[end+1:]
-			value = strings.Trim(value[:iniFind(value, "")], iniSpace)
+			name, value := strings.TrimRight(t[:end], cSpace), t[end+1:]
+			value = strings.Trim(value[:iniFind(value, "")], cSpace)
 			prev = iniCut(name)
 			if !handler(section, name, value, lineno) {
 				fail()
@@ -283,7 +280,7 @@ func iniFind(s, chars string) int {
 		if strings.IndexByte(chars, s[i]) >= 0 || space && s[i] == ';' {
 			return i
 		}
-		space = strings.IndexByte(iniSpace, s[i]) >= 0
+		space = strings.IndexByte(cSpace, s[i]) >= 0
 	}
 	return len(s)
 }
