@@ -38,27 +38,24 @@ func ReadMV2Files(all Env, fsys MCAFS) *SetenvFiles {
 	var paths []string
 	reject := ""
 	user, named := all["MV2_USER_CONFIG"]
+	ignoreSystem, ignoreSet := all["MV2_IGNORE_SYSTEM_CONFIG"]
 	if atoi(all["MV2_IGNORE_USER_CONFIG"]) == 0 {
 		if home, ok := all["HOME"]; ok && !named {
 			user = home + "/.mvapich2.conf"
 		}
 		if named || user != "" {
 			paths = append(paths, user)
-		}
-		if named {
-			if _, err := fsys.ReadFile(user); errors.Is(err, fs.ErrNotExist) { // report_fopen_error
+			data, err := fsys.ReadFile(user)
+			switch {
+			case named && errors.Is(err, fs.ErrNotExist): // report_fopen_error
 				reject = fmt.Sprintf("MVAPICH2 does not start: MV2_USER_CONFIG=%s names no file (\"[%s:0]: No such file or directory\", then \"Error processing configuration file\" and every process exits)", user, user)
-			}
-		}
-	}
-	ignoreSystem := all["MV2_IGNORE_SYSTEM_CONFIG"]
-	if _, ok := all["MV2_IGNORE_SYSTEM_CONFIG"]; !ok && len(paths) > 0 {
-		// The user's file may set it: setenv before read_system_config's getenv.
-		if data, err := fsys.ReadFile(user); err == nil {
-			for _, l := range mv2ConfLines(data, func(int, string) {}) {
-				if l.name == "MV2_IGNORE_SYSTEM_CONFIG" {
-					ignoreSystem = l.value
-					break
+			case err == nil && !ignoreSet:
+				// The user's file may set it: setenv before read_system_config's getenv.
+				for _, l := range mv2ConfLines(data, func(int, string) {}) {
+					if l.name == "MV2_IGNORE_SYSTEM_CONFIG" {
+						ignoreSystem = l.value
+						break
+					}
 				}
 			}
 		}
