@@ -228,7 +228,10 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 			}
 		}
 		lookalikes = job.LookAlikes(all)
-		// Open MPI's MCA parameter files are read with the environment only: --env
+		if len(in.Env) > 0 {
+			sources = append(sources, "the environment ("+strings.Join(in.Env.Names(), ", ")+")")
+		}
+		// The libraries' settings files are read with the environment only: --env
 		// FILE and KEY=VALUE arguments replace the environment, describing the job's
 		// settings whole, so this host's $HOME and $HOME-relative files are not
 		// theirs. Without an environment (Environ nil) none is read either.
@@ -245,21 +248,17 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 			in.MV2 = job.ReadMV2Files(all, o.MCAFS)
 			in.UCX = job.ReadUCXFiles(all, o.MCAFS)
 			lookalikes = slices.Concat(lookalikes, in.NCCL.LookAlikes, in.MV2.LookAlikes)
-		}
-		if len(in.Env) > 0 {
-			sources = append(sources, "the environment ("+strings.Join(in.Env.Names(), ", ")+")")
-		}
-		if in.MCA != nil && len(in.MCA.Read) > 0 {
-			sources = append(sources, "Open MPI's MCA parameter files ("+strings.Join(in.MCA.Read, ", ")+")")
-		}
-		if in.NCCL != nil && len(in.NCCL.Read) > 0 {
-			sources = append(sources, "NCCL's configuration files ("+strings.Join(in.NCCL.Read, ", ")+")")
-		}
-		if in.MV2 != nil && len(in.MV2.Read) > 0 {
-			sources = append(sources, "MVAPICH2's configuration files ("+strings.Join(in.MV2.Read, ", ")+")")
-		}
-		if in.UCX != nil && len(in.UCX.Read) > 0 {
-			sources = append(sources, "UCX's configuration files ("+strings.Join(in.UCX.Read, ", ")+")")
+			for _, f := range []struct {
+				what string
+				read []string
+			}{
+				{"Open MPI's MCA parameter files", in.MCA.Read}, {"NCCL's configuration files", in.NCCL.Read},
+				{"MVAPICH2's configuration files", in.MV2.Read}, {"UCX's configuration files", in.UCX.Read},
+			} {
+				if len(f.read) > 0 {
+					sources = append(sources, f.what+" ("+strings.Join(f.read, ", ")+")")
+				}
+			}
 		}
 	}
 	if o.Perftest != "" {
