@@ -396,15 +396,20 @@ func (f *Findings) lintTables() {
 	}
 	everyone := 0
 	type acc struct {
-		n      int32
-		pi, mi int32 // the item on the last line naming the port: Partitions[pi].Members[mi]
-		seen   bool
+		n, pi, mi int32 // entries; the item on the last line naming the port: Partitions[pi].Members[mi]
+		line      int32 // that item's line
+		seen      bool
 	}
 	accs := make([]acc, len(c.GUIDs)) // by GUIDIndex
-	guids := map[check.GUID]int32{}   // one map for every partition, cleared for each
+	// A port named twice in one partition needs one entry, its last item's: last is
+	// that item's index by GUIDIndex, in is 1 + the partition it was last named in,
+	// named the GUIDs the partition names, once each. Slices, not maps: a large file's
+	// GUIDs are looked up once per item (issue 23's partitions check budget).
+	last, in := make([]int32, len(c.GUIDs)), make([]int32, len(c.GUIDs))
+	var named []int32
 	for pi, p := range c.Partitions {
 		kw := 0
-		clear(guids)
+		named = named[:0]
 		for mi := range p.Members {
 			m := &p.Members[mi]
 			switch m.Kind {
@@ -413,18 +418,22 @@ func (f *Findings) lintTables() {
 					kw = e
 				}
 			case KindGUID:
-				guids[m.GUID] = int32(mi)
+				if in[m.gi] != int32(pi)+1 {
+					in[m.gi] = int32(pi) + 1
+					named = append(named, m.gi)
+				}
+				last[m.gi] = int32(mi)
 			}
 		}
 		everyone += kw
-		for g, mi := range guids {
-			a := &accs[c.guidIndex[g]] // Members are the definitions' items: every GUID has one
+		for _, gi := range named {
+			a, mi := &accs[gi], last[gi]
 			m := &p.Members[mi]
 			if kw == 0 {
 				a.n += int32(entries(m.Membership))
 			}
-			if !a.seen || c.Partitions[a.pi].Members[a.mi].line < m.line {
-				a.pi, a.mi, a.seen = int32(pi), mi, true
+			if !a.seen || a.line < m.line {
+				a.pi, a.mi, a.line, a.seen = int32(pi), mi, m.line, true
 			}
 		}
 	}

@@ -233,3 +233,75 @@ func TestLintDefaultIPoIB(t *testing.T) {
 		}
 	}
 }
+
+// TestLintTablesAgainstModel generates files whose ports are named by GUID, some
+// several times in one partition, over several lines and with several definitions of
+// one partition, and checks lintTables' count against what the OpenSM model programs
+// with an unlimited table: a port gets a table-overflow warning exactly when the model
+// gives it more entries than the table holds, and the warning points at the last line
+// naming the port.
+func TestLintTablesAgainstModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 5))
+	flags := []string{"", "=full", "=limited", "=both"}
+	var over, fits int
+	for n := range 300 {
+		allowBoth := n%2 == 1
+		var b strings.Builder
+		b.WriteString("Default=0x7fff, ipoib : ALL=full;\n")
+		guids := 1 + rng.IntN(6)
+		for range 1 + rng.IntN(8) {
+			key := 1 + rng.IntN(5) // a key may be defined twice: one partition, two definitions
+			fmt.Fprintf(&b, "p%d=0x%x :", key, key)
+			for j := range 1 + rng.IntN(5) {
+				if j > 0 {
+					b.WriteString(",")
+					if rng.IntN(3) == 0 {
+						b.WriteString("\n")
+					}
+				}
+				fmt.Fprintf(&b, " 0x%x%s", 1+rng.IntN(guids), flags[rng.IntN(len(flags))])
+			}
+			b.WriteString(";\n")
+		}
+		c := Parse("p.conf", []byte(b.String()))
+		if c.Rejected {
+			continue
+		}
+		var ports []Port
+		for _, g := range c.GUIDs {
+			ports = append(ports, Port{GUID: g, Type: check.NodeCA})
+		}
+		m := NewModel(c, ports, Options{AllowBoth: allowBoth})
+		size := 1 + rng.IntN(4)
+		warned := map[string]string{}
+		for _, f := range Lint(c, LintOptions{AllowBoth: allowBoth, TableSize: size}) {
+			if f.Rule == "table-overflow" {
+				warned[strings.Fields(f.Message)[1]] = fmt.Sprint(f.Pos.Line)
+			}
+		}
+		for _, g := range c.GUIDs {
+			lastLine := 0
+			for _, p := range c.Partitions {
+				for _, it := range p.Members {
+					if it.Kind == KindGUID && it.GUID == g && int(it.line) > lastLine {
+						lastLine = int(it.line)
+					}
+				}
+			}
+			want := len(m.PKeys(g)) > size
+			if want {
+				over++
+			} else {
+				fits++
+			}
+			at, got := warned[g.String()]
+			if got != want || (got && at != fmt.Sprint(lastLine)) {
+				t.Fatalf("file %d (-W %v, table %d), port %s: model %v, warning %v at line %s (last line naming it %d)\n%s",
+					n, allowBoth, size, g, m.PKeys(g), got, at, lastLine, b.String())
+			}
+		}
+	}
+	if over < 100 || fits < 100 {
+		t.Fatalf("%d ports over their table and %d within it: the generator should give both", over, fits)
+	}
+}

@@ -182,8 +182,7 @@ func (c *Config) indexItems() *itemIndex {
 		for i := range d.Members {
 			it := &d.Members[i]
 			if it.Kind == KindGUID {
-				g := c.guidIndex[it.GUID]
-				x.byGUID[g] = append(x.byGUID[g], int32(len(x.items)))
+				x.byGUID[it.gi] = append(x.byGUID[it.gi], int32(len(x.items)))
 			} else {
 				x.keywords = append(x.keywords, int32(len(x.items)))
 			}

@@ -47,8 +47,9 @@ type Member struct {
 	line, col  int32       // where it is written (line 0: OpenSM's own items)
 	Kind       MemberKind
 	Membership MemberFlag
-	explicit   bool // the membership was written, not the definition's default
-	indx0      bool // the definition has indx0
+	explicit   bool  // the membership was written, not the definition's default
+	indx0      bool  // the definition has indx0
+	gi         int32 // KindGUID: the GUID's place in Config.GUIDs (set by finish)
 }
 
 // Text is the item as written, e.g. "ALL_C=limi".
@@ -187,11 +188,18 @@ func (c *Config) GUIDIndex(guid check.GUID) (int, bool) {
 func (c *Config) finish() {
 	c.guidIndex = map[check.GUID]int{}
 	for _, d := range c.Definitions {
-		for _, m := range d.Members {
-			if _, ok := c.guidIndex[m.GUID]; m.Kind == KindGUID && !ok {
-				c.guidIndex[m.GUID] = len(c.GUIDs)
+		for i := range d.Members {
+			m := &d.Members[i]
+			if m.Kind != KindGUID {
+				continue
+			}
+			gi, ok := c.guidIndex[m.GUID]
+			if !ok {
+				gi = len(c.GUIDs)
+				c.guidIndex[m.GUID] = gi
 				c.GUIDs = append(c.GUIDs, m.GUID)
 			}
+			m.gi = int32(gi)
 		}
 	}
 	for _, p := range c.Partitions {
