@@ -19,6 +19,7 @@ type CheckOptions struct {
 	// Deps.ColorOut: the rejection headline in red (in a table).
 	cmdutil.Deps
 	OpenSM cmdutil.OpenSMFlags
+	conf   osmConf
 	File   string
 	Strict bool
 }
@@ -27,7 +28,7 @@ type CheckOptions struct {
 func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Command {
 	o := &CheckOptions{}
 	c := &cobra.Command{
-		Use:   "check FILE",
+		Use:   "check [FILE]",
 		Short: "What OpenSM rejects in a partitions.conf, or accepts silently",
 		Long: `Lint an OpenSM partitions.conf. Each finding is printed like a compiler message:
 FILE:LINE:COL: SEVERITY: MESSAGE [RULE], then the fix.
@@ -54,14 +55,15 @@ JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1
 		Example: `  ibkey partitions check /etc/opensm/partitions.conf
   ibkey partitions check partitions.conf --allow-both --table-size 64 --strict
   ibkey partitions check partitions.conf -o json`,
-		Args:              cobra.ExactArgs(1),
+		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completePartitionsFile(false),
-		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
-			o.File = args[0]
-			return nil
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) (err error) {
+			o.File, err = o.conf.file("check", args)
+			return err
 		}, runF, runCheck),
 	}
 	o.OpenSM.AddFlags(c)
+	o.conf.add(c, "")
 	c.Flags().BoolVar(&o.Strict, "strict", false, "exit 1 on warnings too")
 	cmdutil.SetExits(c,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "no errors (warnings allowed unless --strict)"},
@@ -73,7 +75,7 @@ JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1
 }
 
 func runCheck(o *CheckOptions) error {
-	p, err := o.OpenSM.Load(o.File, o.IO)
+	p, err := o.conf.load(&o.File, &o.OpenSM, &o.Deps)
 	if err != nil {
 		return err
 	}

@@ -38,10 +38,16 @@ func labTable(t *testing.T, l *lab.Lab, dr string) []check.PKey {
 // port's predicted entries by index (holes as 0x0000).
 func showTables(t *testing.T, args ...string) map[check.GUID][]check.PKey {
 	t.Helper()
-	args = append([]string{"partitions", "show"}, args...)
 	for _, h := range lab.PartconfHCAs {
 		args = append(args, check.GUID(h.GUID).String())
 	}
+	return showFileTables(t, args...)
+}
+
+// showFileTables is showTables for the ports the file names (no GUID arguments).
+func showFileTables(t *testing.T, args ...string) map[check.GUID][]check.PKey {
+	t.Helper()
+	args = append([]string{"partitions", "show"}, args...)
 	// The lab net has no routers: --router none says so (a file with ALL_CAS items
 	// would otherwise leave the HCAs' types unknown, exit 4).
 	args = append(args, "--sm-guid", check.GUID(lab.PartconfHCAs[0].GUID).String(), "--table-size", "64", "--router", "none", "-o", "json")
@@ -274,5 +280,63 @@ func TestLabPartitionsKeepPKeyIndexesFalse(t *testing.T) {
 	}
 	if !differs {
 		t.Error("keep_pkey_indexes TRUE's prediction matched every table: the test cannot tell them apart")
+	}
+}
+
+// TestLabPartitionsOpenSMConf: OpenSM reads allow_both_pkeys TRUE and its
+// partition_config_file from an opensm.conf (-F) and programs a file with a `both`
+// member. `partitions show --opensm-conf` without FILE reads that file and predicts
+// the tables; without --opensm-conf (no -W) it does not, which shows the test can
+// tell them apart. `partitions check --opensm-conf` does not warn about both without
+// -W; `partitions check FILE` does.
+func TestLabPartitionsOpenSMConf(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.StartPartconf(t)
+	var parts strings.Builder
+	parts.WriteString("Default=0x7fff, ipoib : ALL=full ;\nboth=0x0005 :")
+	for i, h := range lab.PartconfHCAs {
+		flag := "=full"
+		if i%2 == 0 {
+			flag = "=both"
+		}
+		if i > 0 {
+			parts.WriteString(",")
+		}
+		parts.WriteString(" " + check.GUID(h.GUID).String() + flag)
+	}
+	parts.WriteString(" ;\n")
+	// The lab writes the partitions.conf it gives OpenSM (-P) here; the opensm.conf
+	// names the same file.
+	file := filepath.Join(l.Dir, "opensm", "partitions.conf")
+	osmConf := filepath.Join(t.TempDir(), "opensm.conf")
+	if err := os.WriteFile(osmConf, []byte("allow_both_pkeys TRUE\npartition_config_file "+file+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RunOpenSMArgs(parts.String(), "-F", osmConf); err != nil {
+		t.Fatal(err)
+	}
+	predicted := showFileTables(t, "--opensm-conf", osmConf)
+	withoutW := showFileTables(t, file)
+	differs := false
+	for _, h := range lab.PartconfHCAs {
+		g := check.GUID(h.GUID)
+		real := labTable(t, l, h.DR)
+		if !sameTable(predicted[g], real) {
+			t.Errorf("port %s: partitions show --opensm-conf (allow_both_pkeys TRUE) predicts %v, OpenSM programmed %v", g.String(), predicted[g], trimTable(real))
+		}
+		differs = differs || !sameTable(withoutW[g], real)
+	}
+	if !differs {
+		t.Error("the prediction without allow_both_pkeys matched every table: the test cannot tell them apart")
+	}
+	r := runIbkey(t, false, nil, "partitions", "check", "--opensm-conf", osmConf)
+	if r.Code != 0 || strings.Contains(r.Stdout, "both-without-W") || !strings.Contains(r.Stderr, "reading "+file+", the partition_config_file of "+osmConf) {
+		t.Errorf("partitions check --opensm-conf: exit %d\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := runIbkey(t, false, nil, "partitions", "check", file); !strings.Contains(r.Stdout, "both-without-W") {
+		t.Errorf("partitions check without --opensm-conf: no both-without-W warning\n%s", r.Stdout)
 	}
 }

@@ -24,6 +24,7 @@ const gridMax = 16
 type MatrixOptions struct {
 	cmdutil.Deps
 	OpenSM  cmdutil.OpenSMFlags
+	conf    osmConf
 	Types   PortTypes
 	File    string
 	Summary bool
@@ -33,7 +34,7 @@ type MatrixOptions struct {
 func NewCmdMatrix(f *cmdutil.Factory, runF func(*MatrixOptions) error) *cobra.Command {
 	o := &MatrixOptions{}
 	c := &cobra.Command{
-		Use:   "matrix FILE",
+		Use:   "matrix [FILE]",
 		Short: "Show who can talk to whom under a partitions.conf",
 		Long: `Show which ports can talk to which under a partitions.conf (the P_Key rule: a
 shared key and at least one full member), for the port GUIDs the file names.
@@ -73,14 +74,15 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
 		Example: `  ibkey partitions matrix partitions.conf
   ibkey partitions matrix partitions.conf --summary
   ibkey partitions matrix partitions.conf -o json | jq '.summary.only_default'`,
-		Args:              cobra.ExactArgs(1),
+		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completePartitionsFile(false),
-		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
-			o.File = args[0]
-			return nil
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) (err error) {
+			o.File, err = o.conf.file("matrix", args)
+			return err
 		}, runF, runMatrix),
 	}
 	o.OpenSM.AddFlags(c)
+	o.conf.add(c, "")
 	o.Types.add(c)
 	c.Flags().BoolVar(&o.Summary, "summary", false, "the summary even for "+strconv.Itoa(gridMax)+" ports or fewer")
 	cmdutil.SetExits(c,
@@ -350,7 +352,7 @@ func (x *matrix) summaryUnknown() summaryNotKnown {
 }
 
 func runMatrix(o *MatrixOptions) error {
-	p, err := o.OpenSM.Load(o.File, o.IO)
+	p, err := o.conf.load(&o.File, &o.OpenSM, &o.Deps)
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,11 @@ FILE (and --previous) may be - for standard input, or a pipe: read to its end, a
 256 MiB, as a file is (ssh sm01 cat /etc/opensm/partitions.conf | ibkey partitions
 check -, or <(ssh sm01 cat /etc/opensm/partitions.conf)).
 
+--opensm-conf FILE reads OpenSM's opensm.conf as OpenSM does: its allow_both_pkeys
+replaces --allow-both, and without a partitions FILE its partition_config_file is
+read (said on stderr; an empty one: OpenSM reads none and programs only
+Default=0x7fff, ipoib : ALL=full).
+
 The ports are the GUIDs the file names (show also takes more on the command line).
 A file names port GUIDs, not node types, and OpenSM gives ALL_CAS' entries to CA
 ports and ALL_ROUTERS' to router ports: --router names the router ports (--router
@@ -53,6 +58,7 @@ port, its table says so, and the exit is 4.`,
 		Example: `  ibkey partitions check /etc/opensm/partitions.conf
   ibkey partitions show partitions.conf --sm-guid 0x0002c90300000201
   ibkey partitions matrix partitions.conf -o json
+  ibkey partitions check --opensm-conf /etc/opensm/opensm.conf
   ssh sm01 cat /etc/opensm/partitions.conf | ibkey partitions check -`,
 	}
 	c.AddCommand(NewCmdCheck(f, nil), NewCmdShow(f, nil), NewCmdMatrix(f, nil))
@@ -182,4 +188,68 @@ func completePartitionsFile(guids bool) cobra.CompletionFunc {
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// osmConf is --opensm-conf on check, show and matrix: OpenSM's opensm.conf, read as
+// OpenSM reads it (partconf.ParseOpenSMConf). Its allow_both_pkeys replaces
+// --allow-both, and without FILE its partition_config_file is the file read.
+type osmConf struct{ path string }
+
+// add binds --opensm-conf; more is what else the command takes from the file.
+func (c *osmConf) add(cmd *cobra.Command, more string) {
+	cmd.Flags().StringVar(&c.path, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): allow_both_pkeys replaces --allow-both"+more+"; without a partitions FILE, its partition_config_file is read")
+	_ = cmd.MarkFlagFilename("opensm-conf")
+}
+
+// file is the partitions FILE among args: the first, or "" with --opensm-conf (its
+// partition_config_file, load); without either, bad usage.
+func (c *osmConf) file(cmd string, args []string) (string, error) {
+	if len(args) > 0 {
+		return args[0], nil
+	}
+	if c.path == "" {
+		return "", cmdutil.Usagef("partitions %s needs FILE (a partitions.conf, - for standard input), or --opensm-conf FILE naming OpenSM's", cmd)
+	}
+	return "", nil
+}
+
+// load reads the partitions file with o's options, the opensm.conf's winning where
+// they overlap (partconf.OpenSMConf.Options). Without FILE (*file is "") it reads the
+// file OpenSM reads (query.ReadOpenSMConf), says so, and sets *file; an empty
+// partition_config_file is OpenSM's own default partition alone
+// (osm_prtn_make_partitions finds no file "" and calls prtn_make_default).
+func (c *osmConf) load(file *string, o *cmdutil.OpenSMFlags, d *cmdutil.Deps) (*query.Partitions, error) {
+	if c.path == "" {
+		return o.Load(*file, d.IO)
+	}
+	given := *file != ""
+	osm, noFile, _, err := query.ReadOpenSMConf(c.path, file)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range osm.Warnings {
+		d.Notices.Warn(w)
+	}
+	o.AllowBoth = osm.AllowBoth
+	var p *query.Partitions
+	switch {
+	case given:
+		p, err = o.Load(*file, d.IO)
+	case noFile != nil:
+		d.Notices.Note(c.path + " sets partition_config_file empty: OpenSM reads no partitions.conf and programs its own Default=0x7fff, ipoib : ALL=full")
+		var opt partconf.Options
+		if opt, err = o.Options(); err == nil {
+			p = query.NewPartitions(noFile, opt)
+		}
+	case *file == "":
+		return nil, cmdutil.Usagef("%s names partition_config_file %s, which is not here: give FILE", c.path, osm.PartitionsFile())
+	default:
+		d.Notices.Note("reading " + *file + ", the partition_config_file of " + c.path)
+		p, err = o.Load(*file, d.IO)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Options = osm.Options(p.Options)
+	return p, nil
 }

@@ -123,7 +123,11 @@ func TestPartitionsErrors(t *testing.T) {
 		Stderr string
 	}{
 		{[]string{"partitions", "check", "/nonexistent.conf"}, 2, "ibkey: partitions file: open /nonexistent.conf: no such file or directory"},
-		{[]string{"partitions", "check"}, 2, "accepts 1 arg(s), received 0"},
+		{[]string{"partitions", "check"}, 2, "ibkey: partitions check needs FILE (a partitions.conf, - for standard input), or --opensm-conf FILE naming OpenSM's"},
+		{[]string{"partitions", "check", clusterConf, clusterConf}, 2, "accepts at most 1 arg(s), received 2"},
+		{[]string{"partitions", "show"}, 2, "ibkey: partitions show needs FILE"},
+		{[]string{"partitions", "matrix"}, 2, "ibkey: partitions matrix needs FILE"},
+		{[]string{"partitions", "matrix", "--opensm-conf", "/nonexistent/opensm.conf"}, 2, "ibkey: --opensm-conf: open /nonexistent/opensm.conf: no such file or directory"},
 		{[]string{"partitions", "show", clusterConf, "0xzz"}, 2, `invalid GUID "0xzz"`},
 		{[]string{"partitions", "show", clusterConf, "--sm-guid", "0"}, 2, `invalid GUID "0": GUID 0 is not a port GUID`},
 		{[]string{"partitions", "matrix", clusterConf, "--table-size", "0"}, 2, "invalid --table-size 0 (accepted: 1-65535"},
@@ -336,6 +340,43 @@ func TestShowJSONIncomplete(t *testing.T) {
 		}
 		if r.Code != c.code || (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%v: exit %d, incomplete %q; want exit %d and %q", c.args, r.Code, got, c.code, c.want)
+		}
+	}
+}
+
+// TestPartitionsOpenSMConfFile: without FILE, --opensm-conf's partition_config_file is
+// read (and said), an empty one is OpenSM's own default partition, and one that is not
+// here is bad usage naming it. (TestLabPartitionsOpenSMConf checks the tables against
+// OpenSM.)
+func TestPartitionsOpenSMConfFile(t *testing.T) {
+	dir := t.TempDir()
+	conf := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	parts := conf("partitions.conf", "Default=0x7fff, ipoib : ALL=full ;\na=0x0001 : 0x2=both ;\n")
+	named := conf("named.conf", "partition_config_file "+parts+"\n")
+	empty := conf("empty.conf", "partition_config_file\n")
+	missing := conf("missing.conf", "partition_config_file "+filepath.Join(dir, "gone.conf")+"\n")
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"check", "--opensm-conf", named}, 0, parts + ":2:", "note: reading " + parts + ", the partition_config_file of " + named},
+		{[]string{"matrix", "--opensm-conf", named, "-o", "plain"}, 0, "0x0000000000000002", "note: reading " + parts},
+		{[]string{"show", "--opensm-conf", named, "-o", "plain"}, 0, "0x0000000000000002", "note: reading " + parts},
+		{[]string{"check", "--opensm-conf", empty}, 0, "(no file): no problems found", "note: " + empty + " sets partition_config_file empty: OpenSM reads no partitions.conf and programs its own Default=0x7fff, ipoib : ALL=full"},
+		{[]string{"check", "--opensm-conf", missing}, 2, "", "ibkey: " + missing + " names partition_config_file " + filepath.Join(dir, "gone.conf") + ", which is not here: give FILE"},
+		// FILE given: the conf's partition_config_file is not read.
+		{[]string{"check", parts, "--opensm-conf", missing}, 0, "both-without-W", ""},
+	} {
+		r := runIbkey(t, false, nil, append([]string{"partitions"}, tc.args...)...)
+		if r.Code != tc.code || !strings.Contains(r.Stdout, tc.stdout) || !strings.Contains(r.Stderr, tc.stderr) {
+			t.Errorf("ibkey partitions %s: exit %d (want %d)\n%s--- stderr\n%s", strings.Join(tc.args, " "), r.Code, tc.code, r.Stdout, r.Stderr)
 		}
 	}
 }

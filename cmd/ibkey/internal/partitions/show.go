@@ -26,15 +26,15 @@ type ShowOptions struct {
 	// Restarted: OpenSM was restarted before each (else one process applied them all).
 	Previous  []string
 	Restarted bool
-	// OpenSMConf is OpenSM's opensm.conf: its allow_both_pkeys and keep_pkey_indexes.
-	OpenSMConf string
+	// conf is OpenSM's opensm.conf: its allow_both_pkeys and keep_pkey_indexes.
+	conf osmConf
 }
 
 // NewCmdShow is `ibkey partitions show FILE [GUID...]`; runF replaces the run in tests.
 func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Command {
 	o := &ShowOptions{}
 	c := &cobra.Command{
-		Use:   "show FILE [GUID...]",
+		Use:   "show [FILE [GUID...]]",
 		Short: "Each partition's members and groups, and the tables it programs",
 		Long: `Show what OpenSM does with a partitions.conf:
 
@@ -99,19 +99,20 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
   ibkey partitions show partitions.conf --fabric-file fabric.json
   ibkey partitions show new.conf --previous old.conf -o json
   ibkey partitions show c.conf --previous a.conf --previous b.conf --restarted`,
-		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completePartitionsFile(true),
-		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
-			o.File, o.GUIDs = args[0], args[1:]
-			return nil
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) (err error) {
+			o.File, err = o.conf.file("show", args)
+			if len(args) > 1 {
+				o.GUIDs = args[1:]
+			}
+			return err
 		}, runF, runShow),
 	}
 	o.OpenSM.AddFlags(c)
 	o.Types.add(c)
 	c.Flags().StringArrayVar(&o.Previous, "previous", nil, "a configuration OpenSM applied before (`FILE`; repeat for several, oldest first): keys keep their index, removed ones leave holes")
 	_ = c.MarkFlagFilename("previous")
-	c.Flags().StringVar(&o.OpenSMConf, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): allow_both_pkeys replaces --allow-both, and keep_pkey_indexes FALSE rebuilds every table from index 0 (--previous then keeps no index)")
-	_ = c.MarkFlagFilename("opensm-conf")
+	o.conf.add(c, ", and keep_pkey_indexes FALSE rebuilds every table from index 0 (--previous then keeps no index)")
 	c.Flags().BoolVar(&o.Restarted, "restarted", false, "with --previous: OpenSM was restarted before applying each file (a new process forgets where removed keys were); default: one running OpenSM re-read its file (SIGHUP, heavy sweep)")
 	cmdutil.AddIndentFlag(c)
 	cmdutil.SetExits(c,
@@ -201,24 +202,9 @@ func loadShow(o *ShowOptions) (*show, error) {
 	if o.Restarted && len(o.Previous) == 0 {
 		return nil, cmdutil.Usagef("--restarted needs --previous FILE: the configuration OpenSM applied before it was restarted")
 	}
-	var osm *partconf.OpenSMConf
-	if o.OpenSMConf != "" {
-		// FILE is given: the file's partition_config_file is not asked for.
-		var err error
-		if osm, _, _, err = query.ReadOpenSMConf(o.OpenSMConf, &o.File); err != nil {
-			return nil, err
-		}
-		for _, w := range osm.Warnings {
-			o.Notices.Warn(w)
-		}
-		o.OpenSM.AllowBoth = osm.AllowBoth
-	}
-	p, err := o.OpenSM.Load(o.File, o.IO)
+	p, err := o.conf.load(&o.File, &o.OpenSM, &o.Deps)
 	if err != nil {
 		return nil, err
-	}
-	if osm != nil {
-		p.Options = osm.Options(p.Options)
 	}
 	types, complete, names, err := o.Types.types()
 	if err != nil {
