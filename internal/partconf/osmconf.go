@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 )
 
@@ -23,7 +24,12 @@ import (
 //   - no_partition_enforcement TRUE (deprecated; -N): part_enforce off, whatever
 //     part_enforce says;
 //   - allow_both_pkeys TRUE|FALSE (default FALSE; -W);
-//   - keep_pkey_indexes TRUE|FALSE (default TRUE): keep a key at the index it has.
+//   - keep_pkey_indexes TRUE|FALSE (default TRUE): keep a key at the index it has;
+//   - guid GUID (default 0; -g): the port OpenSM binds to, which SELF names. 0 lets
+//     OpenSM choose (main.c get_port_guid: the only local port, else the first not
+//     DOWN). opts_parse_net64 reads it with strtoull(base 0) and refuses an empty
+//     value, text after the number and an overflow ("-E- Parsing error in field
+//     guid"), keeping the value it had.
 //
 // Booleans follow opts_parse_boolean: exactly "TRUE" is true, anything else false.
 //
@@ -49,6 +55,8 @@ type OpenSMConf struct {
 	// PartitionConfigFile is partition_config_file as OpenSM holds it (what
 	// `opensm -c` writes back); PartitionsFile is the file it then reads.
 	PartitionConfigFile string
+	// GUID is guid: the port OpenSM binds to (SELF), 0 when OpenSM chooses.
+	GUID check.GUID
 	// Warnings: values OpenSM replaces with its default, with the line.
 	Warnings []string
 }
@@ -138,6 +146,14 @@ func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
 			c.KeepPKeyIndexes = val == "TRUE"
 		case "partition_config_file":
 			c.PartitionConfigFile = val
+		case "guid":
+			// opts_strtoull: the whole value is the number, and no overflow (strtoull's
+			// ERANGE); "-1" is 0xffffffffffffffff, as strtoull wraps it.
+			if v, n, erange := strtoullRange(val); val == "" || n != len(val) || erange {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%s:%d: guid %s is not a number OpenSM reads: it logs a parsing error and keeps the port it had (%s)", name, at, strconv.Quote(val), c.GUID))
+			} else {
+				c.GUID = check.GUID(v)
+			}
 		}
 		if (key == "allow_both_pkeys" || key == "keep_pkey_indexes" || key == "no_partition_enforcement") && val != "TRUE" && val != "FALSE" {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s:%d: %s %s: OpenSM reads anything but TRUE as FALSE", name, at, key, strconv.Quote(val)))

@@ -293,6 +293,12 @@ var memberKeywords = []struct {
 // wrap-around negation and saturation on overflow. It returns the value and how many
 // bytes were consumed (0 if no digits).
 func strtoull(s string) (uint64, int) {
+	v, n, _ := strtoullRange(s)
+	return v, n
+}
+
+// strtoullRange is strtoull that also says whether it overflowed (errno ERANGE).
+func strtoullRange(s string) (v uint64, n int, erange bool) {
 	i := 0
 	for i < len(s) && isCSpace(s[i]) {
 		i++
@@ -311,7 +317,6 @@ func strtoull(s string) (uint64, int) {
 		}
 	}
 	start := i
-	var v uint64
 	overflow := false
 	// C's cutoff and cutlim: v*base+d overflows when v > cutoff, or v == cutoff and
 	// d > cutlim (no division per digit: a million GUIDs in a large file).
@@ -330,17 +335,17 @@ func strtoull(s string) (uint64, int) {
 	}
 	if i == start {
 		if base == 8 { // the "0" itself was the number
-			return 0, start
+			return 0, start, false
 		}
-		return 0, 0
+		return 0, 0, false
 	}
 	if overflow {
-		return ^uint64(0), i
+		return ^uint64(0), i, true
 	}
 	if neg {
 		v = -v
 	}
-	return v, i
+	return v, i, false
 }
 
 func isHex(c byte) bool { _, ok := check.HexDigit(c); return ok }

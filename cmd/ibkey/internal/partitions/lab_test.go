@@ -41,19 +41,26 @@ func showTables(t *testing.T, args ...string) map[check.GUID][]check.PKey {
 	for _, h := range lab.PartconfHCAs {
 		args = append(args, check.GUID(h.GUID).String())
 	}
-	return showFileTables(t, args...)
+	return showFileTables(t, append(args, "--sm-guid", check.GUID(lab.PartconfHCAs[0].GUID).String())...)
 }
 
-// showFileTables is showTables for the ports the file names (no GUID arguments).
+// showFileTables is showTables for the ports the file names (no GUID arguments), and
+// without --sm-guid.
 func showFileTables(t *testing.T, args ...string) map[check.GUID][]check.PKey {
+	t.Helper()
+	return showFileTablesExit(t, 0, args...)
+}
+
+// showFileTablesExit is showFileTables for a run that exits with code.
+func showFileTablesExit(t *testing.T, code int, args ...string) map[check.GUID][]check.PKey {
 	t.Helper()
 	args = append([]string{"partitions", "show"}, args...)
 	// The lab net has no routers: --router none says so (a file with ALL_CAS items
 	// would otherwise leave the HCAs' types unknown, exit 4).
-	args = append(args, "--sm-guid", check.GUID(lab.PartconfHCAs[0].GUID).String(), "--table-size", "64", "--router", "none", "-o", "json")
+	args = append(args, "--table-size", "64", "--router", "none", "-o", "json")
 	r := runIbkey(t, false, nil, args...)
-	if r.Code != 0 {
-		t.Fatalf("ibkey %s: exit %d\n%s", strings.Join(args, " "), r.Code, r.Stderr)
+	if r.Code != code {
+		t.Fatalf("ibkey %s: exit %d, want %d\n%s", strings.Join(args, " "), r.Code, code, r.Stderr)
 	}
 	var out showJSON
 	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
@@ -283,11 +290,12 @@ func TestLabPartitionsKeepPKeyIndexesFalse(t *testing.T) {
 	}
 }
 
-// TestLabPartitionsOpenSMConf: OpenSM reads allow_both_pkeys TRUE and its
-// partition_config_file from an opensm.conf (-F) and programs a file with a `both`
-// member. `partitions show --opensm-conf` without FILE reads that file and predicts
-// the tables; without --opensm-conf (no -W) it does not, which shows the test can
-// tell them apart. `partitions check --opensm-conf` does not warn about both without
+// TestLabPartitionsOpenSMConf: OpenSM reads allow_both_pkeys TRUE, its
+// partition_config_file and the port it binds to (guid) from an opensm.conf (-F) and
+// programs a file with a `both` member and SELF. `partitions show --opensm-conf`
+// without FILE or --sm-guid reads that file and predicts the tables; without
+// --opensm-conf (no -W, and SELF's entry on no port) it does not, which shows the test
+// can tell them apart. `partitions check --opensm-conf` does not warn about both without
 // -W; `partitions check FILE` does.
 func TestLabPartitionsOpenSMConf(t *testing.T) {
 	lab.Require(t)
@@ -307,19 +315,20 @@ func TestLabPartitionsOpenSMConf(t *testing.T) {
 		}
 		parts.WriteString(" " + check.GUID(h.GUID).String() + flag)
 	}
-	parts.WriteString(" ;\n")
+	parts.WriteString(" ;\nmgmt=0x0006 : SELF=full, " + check.GUID(lab.PartconfHCAs[1].GUID).String() + "=full ;\n")
 	// The lab writes the partitions.conf it gives OpenSM (-P) here; the opensm.conf
 	// names the same file.
 	file := filepath.Join(l.Dir, "opensm", "partitions.conf")
 	osmConf := filepath.Join(t.TempDir(), "opensm.conf")
-	if err := os.WriteFile(osmConf, []byte("allow_both_pkeys TRUE\npartition_config_file "+file+"\n"), 0o644); err != nil {
+	sm := check.GUID(lab.PartconfHCAs[0].GUID) // the port the lab's OpenSM runs on
+	if err := os.WriteFile(osmConf, []byte("allow_both_pkeys TRUE\npartition_config_file "+file+"\nguid "+sm.String()+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.RunOpenSMArgs(parts.String(), "-F", osmConf); err != nil {
 		t.Fatal(err)
 	}
 	predicted := showFileTables(t, "--opensm-conf", osmConf)
-	withoutW := showFileTables(t, file)
+	withoutW := showFileTablesExit(t, 4, file) // SELF without --sm-guid: exit 4
 	differs := false
 	for _, h := range lab.PartconfHCAs {
 		g := check.GUID(h.GUID)

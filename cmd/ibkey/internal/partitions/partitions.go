@@ -44,9 +44,10 @@ FILE (and --previous) may be - for standard input, or a pipe: read to its end, a
 check -, or <(ssh sm01 cat /etc/opensm/partitions.conf)).
 
 --opensm-conf FILE reads OpenSM's opensm.conf as OpenSM does: its allow_both_pkeys
-replaces --allow-both, and without a partitions FILE its partition_config_file is
-read (said on stderr; an empty one: OpenSM reads none and programs only
-Default=0x7fff, ipoib : ALL=full).
+replaces --allow-both, its guid (the port OpenSM binds to, unless 0) --sm-guid,
+and without a partitions FILE its partition_config_file is read (said on stderr;
+an empty one: OpenSM reads none and programs only Default=0x7fff, ipoib :
+ALL=full).
 
 The ports are the GUIDs the file names (show also takes more on the command line).
 A file names port GUIDs, not node types, and OpenSM gives ALL_CAS' entries to CA
@@ -192,12 +193,13 @@ func completePartitionsFile(guids bool) cobra.CompletionFunc {
 
 // osmConf is --opensm-conf on check, show and matrix: OpenSM's opensm.conf, read as
 // OpenSM reads it (partconf.ParseOpenSMConf). Its allow_both_pkeys replaces
-// --allow-both, and without FILE its partition_config_file is the file read.
+// --allow-both, its guid (when not 0) --sm-guid, and without FILE its
+// partition_config_file is the file read.
 type osmConf struct{ path string }
 
 // add binds --opensm-conf; more is what else the command takes from the file.
 func (c *osmConf) add(cmd *cobra.Command, more string) {
-	cmd.Flags().StringVar(&c.path, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): allow_both_pkeys replaces --allow-both"+more+"; without a partitions FILE, its partition_config_file is read")
+	cmd.Flags().StringVar(&c.path, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): allow_both_pkeys replaces --allow-both, guid (not 0) --sm-guid"+more+"; without a partitions FILE, its partition_config_file is read")
 	_ = cmd.MarkFlagFilename("opensm-conf")
 }
 
@@ -231,6 +233,13 @@ func (c *osmConf) load(file *string, o *cmdutil.OpenSMFlags, d *cmdutil.Deps) (*
 		d.Notices.Warn(w)
 	}
 	o.AllowBoth = osm.AllowBoth
+	if osm.GUID != 0 {
+		// The port OpenSM binds to is SELF's (guid 0: OpenSM picks one, not known here).
+		if given, err := check.ParseGUID(strings.TrimPrefix(o.SMGUID, "guid=")); o.SMGUID != "" && (err != nil || given != osm.GUID) {
+			d.Notices.Warn(fmt.Sprintf("--sm-guid %s is replaced by guid %s of %s, the port OpenSM binds to", o.SMGUID, osm.GUID, c.path))
+		}
+		o.SMGUID = osm.GUID.String()
+	}
 	var p *query.Partitions
 	switch {
 	case given:

@@ -361,6 +361,9 @@ func TestPartitionsOpenSMConfFile(t *testing.T) {
 	named := conf("named.conf", "partition_config_file "+parts+"\n")
 	empty := conf("empty.conf", "partition_config_file\n")
 	missing := conf("missing.conf", "partition_config_file "+filepath.Join(dir, "gone.conf")+"\n")
+	self := conf("self.conf", "Default=0x7fff : ALL=full, SELF=full ;\nm=0x0006 : SELF=full, 0x3=full ;\n")
+	guid := conf("guid.conf", "guid 0x5\n")
+	badGUID := conf("badguid.conf", "guid 0x5\nguid zz\n")
 	for _, tc := range []struct {
 		args           []string
 		code           int
@@ -373,6 +376,12 @@ func TestPartitionsOpenSMConfFile(t *testing.T) {
 		{[]string{"check", "--opensm-conf", missing}, 2, "", "ibkey: " + missing + " names partition_config_file " + filepath.Join(dir, "gone.conf") + ", which is not here: give FILE"},
 		// FILE given: the conf's partition_config_file is not read.
 		{[]string{"check", parts, "--opensm-conf", missing}, 0, "both-without-W", ""},
+		// guid is SELF's port, shown with SELF's entries.
+		{[]string{"show", self, "--opensm-conf", guid, "-o", "plain"}, 0, "0x0000000000000005", ""},
+		{[]string{"show", self, "--opensm-conf", guid, "--sm-guid", "0x6", "-o", "plain"}, 0, "0x0000000000000005",
+			"warning: --sm-guid 0x6 is replaced by guid 0x0000000000000005 of " + guid + ", the port OpenSM binds to"},
+		{[]string{"show", self, "--opensm-conf", badGUID, "-o", "plain"}, 0, "0x0000000000000005",
+			`badguid.conf:2: guid "zz" is not a number OpenSM reads: it logs a parsing error and keeps the port it had (0x0000000000000005)`},
 	} {
 		r := runIbkey(t, false, nil, append([]string{"partitions"}, tc.args...)...)
 		if r.Code != tc.code || !strings.Contains(r.Stdout, tc.stdout) || !strings.Contains(r.Stderr, tc.stderr) {
