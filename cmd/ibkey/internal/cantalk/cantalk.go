@@ -108,8 +108,9 @@ ALL_ROUTERS by node type, which a file does not say: --router names the router p
 CA ports. Without them, when the answer depends on whether a port is a router port,
 it is UNKNOWN (exit 4) and says what each type gives. --sm-guid says which port SELF is, --allow-both mirrors
 OpenSM's -W, --table-size drops the entries a table cannot hold, as for
-'ibkey partitions show'. A file OpenSM rejects is applied as Default=0x7fff,
-ipoib : ALL=full.
+'ibkey partitions show'; --opensm-conf FILE reads the first two from OpenSM's
+opensm.conf, and without --partitions its partition_config_file is the file.
+A file OpenSM rejects is applied as Default=0x7fff, ipoib : ALL=full.
 When what OpenSM does with the file cannot be predicted, an end taken from it is
 the file as written and the answer is UNKNOWN (exit 4).
 
@@ -179,6 +180,7 @@ verdict "unknown", and "incomplete" says why (exit 4).`,
 	c.Flags().StringSliceVar(&o.Routers, "router", nil, "with --partitions: the router ports' `GUIDS` (comma-separated; none: there are none), the others being CA ports: ALL_ROUTERS names router ports, ALL_CAS CA ports (a saved sweep, --fabric-file, also tells)")
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
+	o.OpenSM.AddConfFlag(c, "")
 	o.Sweep.AddFileFlags(c, "stop the sweep after this long and report what was read (exit 4 when an endpoint is not in what was read)")
 	addSAFlags(c, &o.SA)
 	_ = c.RegisterFlagCompletionFunc("timeout", cmdutil.CompleteDurations("30s", "1m", "5m", "10m"))
@@ -345,8 +347,8 @@ func runCanTalk(o *CanTalkOptions) error {
 		return err
 	}
 	var parts *query.Partitions
-	if o.Partitions != "" {
-		if parts, err = o.OpenSM.Load(o.Partitions, o.IO); err != nil {
+	if o.Partitions != "" || o.OpenSM.Conf != "" {
+		if parts, err = o.OpenSM.LoadFile(&o.Partitions, &o.Deps); err != nil {
 			return err
 		}
 		if parts.Types, parts.TypesComplete, err = o.portTypes(); err != nil {

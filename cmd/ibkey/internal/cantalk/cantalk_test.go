@@ -2,6 +2,8 @@ package cantalk
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -226,5 +228,23 @@ func TestJSONSaysDemo(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || doc.Demo != c.demo {
 			t.Errorf("%v: demo %v (%v), want %v\n%s", c.args, doc.Demo, err, c.demo, r.Stdout)
 		}
+	}
+}
+
+// TestCanTalkOpenSMConf: --opensm-conf without --partitions resolves GUIDs from its
+// partition_config_file (said on stderr), and its guid is the port SELF names: the
+// head node then shares the mgmt partition with the login node.
+func TestCanTalkOpenSMConf(t *testing.T) {
+	file, err := filepath.Abs(clusterConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "opensm.conf")
+	if err := os.WriteFile(conf, []byte("partition_config_file "+file+"\nguid 0x0002c90300001001\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runIbkey(t, "can-talk", "--opensm-conf", conf, "0x0002c90300001001", "0x0002c90300001002", "-o", "plain")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "0x0030") || !strings.Contains(r.Stderr, "note: reading "+file+", the partition_config_file of "+conf) {
+		t.Errorf("can-talk --opensm-conf: exit %d\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

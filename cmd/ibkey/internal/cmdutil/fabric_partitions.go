@@ -18,6 +18,76 @@ type OpenSMFlags struct {
 	AllowBoth bool   // opensm -W (allow_both_pkeys)
 	SMGUID    string // the port OpenSM runs on: what SELF means
 	TableSize int    // P_Key table length of the ports
+	Conf      string // --opensm-conf: OpenSM's opensm.conf (AddConfFlag, LoadFile)
+}
+
+// AddConfFlag binds --opensm-conf: OpenSM's opensm.conf, read as OpenSM reads it
+// (partconf.ParseOpenSMConf). Its allow_both_pkeys replaces --allow-both, its guid
+// (when not 0) --sm-guid, and without a partitions file its partition_config_file is
+// the file read (LoadFile). more is what else the command takes from it.
+func (o *OpenSMFlags) AddConfFlag(c *cobra.Command, more string) {
+	c.Flags().StringVar(&o.Conf, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): allow_both_pkeys replaces --allow-both, guid (not 0) --sm-guid"+more+"; without a partitions FILE, its partition_config_file is read")
+	_ = c.MarkFlagFilename("opensm-conf")
+}
+
+// FileArg is the partitions FILE among a command's args: the first, or "" with
+// --opensm-conf (its partition_config_file, LoadFile); without either, bad usage.
+func (o *OpenSMFlags) FileArg(cmd string, args []string) (string, error) {
+	if len(args) > 0 {
+		return args[0], nil
+	}
+	if o.Conf == "" {
+		return "", Usagef("%s needs FILE (a partitions.conf, - for standard input), or --opensm-conf FILE naming OpenSM's", cmd)
+	}
+	return "", nil
+}
+
+// LoadFile is Load after --opensm-conf: the file's options win over the flags where
+// they overlap (partconf.OpenSMConf.Options), and without a partitions file (*file is
+// "") it reads the one OpenSM reads (query.ReadOpenSMConf), says so, and sets *file.
+// An empty partition_config_file is OpenSM's own default partition alone
+// (osm_prtn_make_partitions finds no file "" and calls prtn_make_default).
+func (o *OpenSMFlags) LoadFile(file *string, d *Deps) (*query.Partitions, error) {
+	if o.Conf == "" {
+		return o.Load(*file, d.IO)
+	}
+	given := *file != ""
+	osm, noFile, _, err := query.ReadOpenSMConf(o.Conf, file)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range osm.Warnings {
+		d.Notices.Warn(w)
+	}
+	o.AllowBoth = osm.AllowBoth
+	if osm.GUID != 0 {
+		// The port OpenSM binds to is SELF's (guid 0: OpenSM picks one, not known here).
+		if given, err := check.ParseGUID(strings.TrimPrefix(o.SMGUID, "guid=")); o.SMGUID != "" && (err != nil || given != osm.GUID) {
+			d.Notices.Warn(fmt.Sprintf("--sm-guid %s is replaced by guid %s of %s, the port OpenSM binds to", o.SMGUID, osm.GUID, o.Conf))
+		}
+		o.SMGUID = osm.GUID.String()
+	}
+	var p *query.Partitions
+	switch {
+	case given:
+		p, err = o.Load(*file, d.IO)
+	case noFile != nil:
+		d.Notices.Note(o.Conf + " sets partition_config_file empty: OpenSM reads no partitions.conf and programs its own Default=0x7fff, ipoib : ALL=full")
+		var opt partconf.Options
+		if opt, err = o.Options(); err == nil {
+			p = query.NewPartitions(noFile, opt)
+		}
+	case *file == "":
+		return nil, Usagef("%s names partition_config_file %s, which is not here: give FILE", o.Conf, osm.PartitionsFile())
+	default:
+		d.Notices.Note("reading " + *file + ", the partition_config_file of " + o.Conf)
+		p, err = o.Load(*file, d.IO)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Options = osm.Options(p.Options)
+	return p, nil
 }
 
 // AddFlags binds --allow-both, --sm-guid and --table-size.

@@ -19,7 +19,6 @@ type CheckOptions struct {
 	// Deps.ColorOut: the rejection headline in red (in a table).
 	cmdutil.Deps
 	OpenSM cmdutil.OpenSMFlags
-	conf   osmConf
 	File   string
 	Strict bool
 }
@@ -58,12 +57,12 @@ JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completePartitionsFile(false),
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) (err error) {
-			o.File, err = o.conf.file("check", args)
+			o.File, err = o.OpenSM.FileArg("partitions check", args)
 			return err
 		}, runF, runCheck),
 	}
 	o.OpenSM.AddFlags(c)
-	o.conf.add(c, "")
+	o.OpenSM.AddConfFlag(c, "")
 	c.Flags().BoolVar(&o.Strict, "strict", false, "exit 1 on warnings too")
 	cmdutil.SetExits(c,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "no errors (warnings allowed unless --strict)"},
@@ -75,7 +74,7 @@ JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1
 }
 
 func runCheck(o *CheckOptions) error {
-	p, err := o.conf.load(&o.File, &o.OpenSM, &o.Deps)
+	p, err := o.OpenSM.LoadFile(&o.File, &o.Deps)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,6 @@ const gridMax = 16
 type MatrixOptions struct {
 	cmdutil.Deps
 	OpenSM  cmdutil.OpenSMFlags
-	conf    osmConf
 	Types   PortTypes
 	File    string
 	Summary bool
@@ -77,12 +76,12 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completePartitionsFile(false),
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) (err error) {
-			o.File, err = o.conf.file("matrix", args)
+			o.File, err = o.OpenSM.FileArg("partitions matrix", args)
 			return err
 		}, runF, runMatrix),
 	}
 	o.OpenSM.AddFlags(c)
-	o.conf.add(c, "")
+	o.OpenSM.AddConfFlag(c, "")
 	o.Types.add(c)
 	c.Flags().BoolVar(&o.Summary, "summary", false, "the summary even for "+strconv.Itoa(gridMax)+" ports or fewer")
 	cmdutil.SetExits(c,
@@ -352,7 +351,7 @@ func (x *matrix) summaryUnknown() summaryNotKnown {
 }
 
 func runMatrix(o *MatrixOptions) error {
-	p, err := o.conf.load(&o.File, &o.OpenSM, &o.Deps)
+	p, err := o.OpenSM.LoadFile(&o.File, &o.Deps)
 	if err != nil {
 		return err
 	}

@@ -26,8 +26,6 @@ type ShowOptions struct {
 	// Restarted: OpenSM was restarted before each (else one process applied them all).
 	Previous  []string
 	Restarted bool
-	// conf is OpenSM's opensm.conf: its allow_both_pkeys and keep_pkey_indexes.
-	conf osmConf
 }
 
 // NewCmdShow is `ibkey partitions show FILE [GUID...]`; runF replaces the run in tests.
@@ -101,7 +99,7 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
   ibkey partitions show c.conf --previous a.conf --previous b.conf --restarted`,
 		ValidArgsFunction: completePartitionsFile(true),
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) (err error) {
-			o.File, err = o.conf.file("show", args)
+			o.File, err = o.OpenSM.FileArg("partitions show", args)
 			if len(args) > 1 {
 				o.GUIDs = args[1:]
 			}
@@ -112,7 +110,7 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 	o.Types.add(c)
 	c.Flags().StringArrayVar(&o.Previous, "previous", nil, "a configuration OpenSM applied before (`FILE`; repeat for several, oldest first): keys keep their index, removed ones leave holes")
 	_ = c.MarkFlagFilename("previous")
-	o.conf.add(c, ", and keep_pkey_indexes FALSE rebuilds every table from index 0 (--previous then keeps no index)")
+	o.OpenSM.AddConfFlag(c, ", and keep_pkey_indexes FALSE rebuilds every table from index 0 (--previous then keeps no index)")
 	c.Flags().BoolVar(&o.Restarted, "restarted", false, "with --previous: OpenSM was restarted before applying each file (a new process forgets where removed keys were); default: one running OpenSM re-read its file (SIGHUP, heavy sweep)")
 	cmdutil.AddIndentFlag(c)
 	cmdutil.SetExits(c,
@@ -202,7 +200,7 @@ func loadShow(o *ShowOptions) (*show, error) {
 	if o.Restarted && len(o.Previous) == 0 {
 		return nil, cmdutil.Usagef("--restarted needs --previous FILE: the configuration OpenSM applied before it was restarted")
 	}
-	p, err := o.conf.load(&o.File, &o.OpenSM, &o.Deps)
+	p, err := o.OpenSM.LoadFile(&o.File, &o.Deps)
 	if err != nil {
 		return nil, err
 	}
