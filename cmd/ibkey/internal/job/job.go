@@ -103,10 +103,8 @@ What each library does (from its own source; see docs/job.md):
 Libraries checked: --lib, else those whose settings are given, else all but
 perftest.
 
---lib-version LIB=VERSION (nccl=2.29.2,ucx=1.13.1; repeatable) is the job's
-library version: where a library's behaviour changes with its version, that
-version's reading decides instead of "not checked"; one ibkey does not model
-stays not checked. Without it no version is assumed.
+--lib-version LIB=VERSION (nccl=2.29.2,ucx=1.13.1; repeatable): the job's
+library versions decide what depends on them (without: not checked).
 
 Hosts: the local host (sysfs), or the job's hosts: --fabric-file FILE (a saved
 sweep) with --node or --lid (default: every ACTIVE CA port in it), --lid LIDS
