@@ -394,7 +394,7 @@ func (l *Library) setup(in Inputs) *setup {
 		// holds for another.
 		s.Reject, s.Inactive = "", ""
 		s.Unchecked = append(s.Unchecked, why)
-		s.unknown = why
+		s.unknown = fmt.Sprintf("what %s does is not known: not a release ibkey models", lv)
 	}
 	if s.Reject != "" {
 		s.Setting = s.Reject

@@ -421,7 +421,14 @@ var OpenMPI = Library{
 			s.Setting = fmt.Sprintf("%s: the first entry of partition %s, whatever its membership; ports without it are not used", from, check.PartitionKey(key))
 		}
 		// Debian's /etc/openmpi/openmpi-mca-params.conf sets btl = ^uct,openib,ofi.
-		s.Assumptions = append(s.Assumptions, ompiFilesNote(in.MCA))
+		note := ompiFilesNote(in.MCA)
+		switch lv := in.version(s.Library); lv.reading("5.0.0") {
+		case 0: // no openib (ompi5): nothing is applied to it
+			note = strings.Replace(note, ompiApplies, "", 1)
+		case 1:
+			note = strings.Replace(note, "Open MPI 4.x", lv.String(), 1)
+		}
+		s.Assumptions = append(s.Assumptions, note)
 		incSet, hasInc := ompiGet(in, "OMPI_MCA_opal_btl_openib_if_include", "OMPI_MCA_btl_openib_if_include")
 		excSet, hasExc := ompiGet(in, "OMPI_MCA_opal_btl_openib_if_exclude", "OMPI_MCA_btl_openib_if_exclude")
 		inc, exc := incSet.Value, excSet.Value
@@ -683,10 +690,13 @@ func mcaFind(list []MCAValue, long, short string) (ompiSet, bool) {
 	return ompiSet{}, false
 }
 
+// ompiApplies is what Open MPI's answers assume of its version, unless it is given.
+const ompiApplies = "applies to the openib BTL of Open MPI 4.x (pml ob1); "
+
 // ompiFilesNote is Open MPI's assumption note: what was read (m nil: the MCA
 // parameter files were not read, the settings not coming from the environment).
 func ompiFilesNote(m *MCAFiles) string {
-	const head = "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); "
+	const head = "Open MPI: " + ompiApplies
 	if m == nil {
 		return head + "only the settings given are read: MCA parameter files (~/.openmpi/mca-params.conf, openmpi-mca-params.conf, which in Debian's package excludes openib, and openmpi-mca-params-override.conf, which beats the environment) are read only with settings from the environment; mpirun --mca is not read"
 	}

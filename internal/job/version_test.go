@@ -378,6 +378,11 @@ func TestOpenMPIVersion(t *testing.T) {
 		if r.Verdict != c.verdict || !strings.Contains(all, c.says) {
 			t.Errorf("%q, Open MPI %q: %s\n%s\nwant %s saying %q", c.env, c.v, r.Verdict, all, c.verdict, c.says)
 		}
+		// The assumption of 4.x goes with a version given.
+		assumed := strings.Join(r.Assumptions, "\n")
+		if strings.Contains(assumed, "Open MPI 4.x") != (c.v == "") || c.v == "4.1.4" && !strings.Contains(assumed, "the openib BTL of Open MPI 4.1.4 (--lib-version)") {
+			t.Errorf("%q, Open MPI %q: assumptions %q", c.env, c.v, r.Assumptions)
+		}
 	}
 }
 
