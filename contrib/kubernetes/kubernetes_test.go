@@ -261,8 +261,13 @@ func TestInitContainer(t *testing.T) {
 	if ents, _ := os.ReadDir(shared); len(ents) != 0 {
 		t.Errorf("a failed init container left %v", ents)
 	}
-	// With the annotation of a partition the host holds (0x8005 at index 4).
-	out, err = run(script, "IBKEY_PKEY=0x0005")
+	// A version ibkey does not take stops the gate (exit 2) and writes nothing.
+	if out, err := run(script, "IBKEY_PKEY=0x0005", "IBKEY_LIB_VERSIONS=nccl=2.x"); err == nil || !strings.Contains(out, `invalid --lib-version "nccl=2.x"`) {
+		t.Errorf("a bad version: %v\n%s", err, out)
+	}
+	// With the annotation of a partition the host holds (0x8005 at index 4), and
+	// the pod's library versions.
+	out, err = run(script, append(env, "IBKEY_PKEY=0x0005")...)
 	if err != nil {
 		t.Fatalf("init container: %v\n%s", err, out)
 	}

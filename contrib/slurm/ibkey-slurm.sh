@@ -15,6 +15,7 @@ ibkey_load_config() {
 	IBKEY_PKEY=
 	IBKEY_WAIT=60s
 	IBKEY_LIBS=
+	IBKEY_LIB_VERSIONS=
 	IBKEY_SOURCE=local
 	IBKEY_STATE_DIR=/run/ibkey
 	IBKEY_ON_TIMEOUT=fail-tasks
@@ -51,9 +52,13 @@ ibkey_state() {
 	printf '%s/job-%s\n' "$IBKEY_STATE_DIR" "$SLURM_JOB_ID"
 }
 
-# ibkey_lib_args are the --lib flags for IBKEY_LIBS.
+# ibkey_lib_args are the --lib and --lib-version flags for IBKEY_LIBS and
+# IBKEY_LIB_VERSIONS.
 ibkey_lib_args() {
 	if [ -n "$IBKEY_LIBS" ]; then
 		printf '%s\n' --lib "$IBKEY_LIBS"
+	fi
+	if [ -n "$IBKEY_LIB_VERSIONS" ]; then
+		printf '%s\n' --lib-version "$IBKEY_LIB_VERSIONS"
 	fi
 }

@@ -389,3 +389,24 @@ func TestPrologJobUserHome(t *testing.T) {
 		}
 	}
 }
+
+// IBKEY_LIB_VERSIONS reaches ibkey job as --lib-version, in the Prolog and the
+// PrologSlurmctld alike (ibkey_lib_args).
+func TestLibVersions(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "ibkey")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho \"warning: args: $*\" >&2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cl := &cluster{state: filepath.Join(dir, "run-ibkey"), conf: filepath.Join(dir, "slurm.conf")}
+	conf := "IBKEY=" + fake + "\nIBKEY_STATE_DIR=" + cl.state + "\nIBKEY_LIBS=nccl,ucx\nIBKEY_LIB_VERSIONS=nccl=2.29.2,ucx=1.13.1\n"
+	if err := os.WriteFile(cl.conf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, script := range []string{"prolog.sh", "prolog_slurmctld.sh"} {
+		_, errOut, _ := cl.run(t, script, append(prologEnv("node02", "pkey=0x7fff"), "SLURM_JOB_NODELIST=node02")...)
+		if !strings.Contains(errOut, "--lib nccl,ucx --lib-version nccl=2.29.2,ucx=1.13.1 ") {
+			t.Errorf("%s: stderr %q", script, errOut)
+		}
+	}
+}

@@ -50,6 +50,9 @@ type Library struct {
 	// said with every index setting but 0 (NVSHMEM: its version).
 	wantMin  check.PartitionKey
 	wantNote string
+	// releases are the releases ibkey models (--lib-version): a version given
+	// outside them leaves every answer of the library not checked.
+	releases releases
 }
 
 // Inputs are a job's settings: its environment and, for perftest, its command line.
@@ -69,6 +72,9 @@ type Inputs struct {
 	// UCX are UCX's configuration files (ucx.conf) as read on this host (nil: not
 	// read, the settings not coming from the environment).
 	UCX *UCXFiles
+	// Versions are the job's library versions (--lib-version): where a library's
+	// behaviour changes with its version, the version given decides (libVersion).
+	Versions Versions
 	// exported is the variable a gate exports (WantPartition: the library's
 	// partition variable), which beats what settings files give it.
 	exported string
@@ -108,6 +114,13 @@ type setup struct {
 	// partition cannot be known from the settings (each used port is not checked).
 	value   int
 	unknown string
+	// wantNote is Library.wantNote, unless the job's version makes it moot; pinned,
+	// when set, says why the library uses index 0 whatever its index setting says
+	// (NVSHMEM before 3.7.0, its version given).
+	wantNote, pinned string
+	// look, when set, replaces Library.lookup: the lookup of the job's version of
+	// the library, where it changed (UCX on RoCE ports before 1.12.0).
+	look func(v int, p *Port) Pick
 	// route, when set, is the pick on a port of a library whose QPs the settings do
 	// not place (unknown is set), where it is decided all the same (perftest -R on
 	// RoCE: rdma_cm's 0xffff); false: not decided there, unknown says why.
@@ -343,7 +356,11 @@ func linkLayerUnread(p *Port) bool { return p.LinkLayer == "" && !p.Fabric && !n
 // lookup is Library.lookup as this setup runs it: a lookup that aborts stops every
 // process of the host when each opens every port (allPorts).
 func (s *setup) lookup(v int, p *Port) Pick {
-	pk := s.Library.lookup(v, p)
+	look := s.Library.lookup
+	if s.look != nil {
+		look = s.look
+	}
+	pk := look(v, p)
 	pk.AbortHost = pk.AbortHost || pk.Abort && s.allPorts
 	return pk
 }
@@ -366,8 +383,19 @@ const (
 // rejects is described by the rejection alone: what it would have meant is never
 // shown as if it applied ("partition 0x0000").
 func (l *Library) setup(in Inputs) *setup {
-	s := &setup{Result: Result{Library: l}}
+	s := &setup{Result: Result{Library: l}, wantNote: l.wantNote}
 	l.configure(in, s)
+	lv := in.version(l)
+	if lv.given {
+		s.Version = lv.v.String()
+	}
+	if why := lv.notModelled(); why != "" {
+		// The library's whole model is its modelled releases': nothing it says
+		// holds for another.
+		s.Reject, s.Inactive = "", ""
+		s.Unchecked = append(s.Unchecked, why)
+		s.unknown = fmt.Sprintf("what %s does is not known: not a release ibkey models", lv)
+	}
 	if s.Reject != "" {
 		s.Setting = s.Reject
 	}
@@ -520,14 +548,25 @@ func (s *setup) want(key check.PKey, p *Port, common int) Pick {
 		e := p.Table[best[0]]
 		return noSetting(fmt.Sprintf("the index to set is not known: index %d holds %s (limited), and %s: a full entry there would be the one to set", e.Index, e.PKey, unreadEntries(p)), GapUnread)
 	}
+	if s.pinned != "" {
+		// The library takes index 0 whatever the setting: only a port whose index 0
+		// holds the partition is in it.
+		if e := p.Table[0]; best[0] != 0 {
+			if !e.Readable {
+				return noSetting(fmt.Sprintf("%s, and index 0 of %s could not be read: whether it holds partition %s is not known", s.pinned, p.Label(), part), GapUnread)
+			}
+			return noSetting(fmt.Sprintf("%s, and index 0 of %s holds %s, not partition %s: no setting puts it there", s.pinned, p.Label(), e.PKey, part), NoGap)
+		}
+		common = 0
+	}
 	idx := best[0]
 	if slices.Contains(best, common) {
 		idx = common
 	}
 	pk := s.lookup(idx, p)
 	pk.Setting = name + "=" + strconv.Itoa(idx)
-	if l.wantNote != "" && idx != 0 {
-		pk.Notes = append(pk.Notes, l.wantNote)
+	if s.wantNote != "" && idx != 0 {
+		pk.Notes = append(pk.Notes, s.wantNote)
 	}
 	return pk
 }

@@ -50,6 +50,9 @@ var MVAPICH2 = Library{
 	Vars:      []string{"MV2_DEFAULT_PKEY", "MV2_DEFAULT_PKEY_IX", "MV2_IBA_HCA", "MV2_DEFAULT_PORT", "MV2_NUM_PORTS", "MV2_NUM_HCAS", "MVP_DEFAULT_PKEY"},
 	Modifiers: mv2SharingVars,
 	Source:    "MVAPICH2 2.3.7 src/mpid/ch3/channels/mrail/src/gen2/ibv_param.c rdma_get_user_parameters (MV2_DEFAULT_PKEY, MV2_DEFAULT_PORT, MV2_NUM_PORTS), rdma_get_pm_parameters (MV2_NUM_HCAS, MV2_IBA_HCA), rdma_get_control_parameters (rail sharing), rdma_iba_priv.c set_pkey_index/get_pkey_index/rdma_open_hca/rdma_find_network_type/rdma_iba_hca_init, ibv_param.h PKEY_MASK, MAX_NUM_HCAS, MAX_NUM_PORTS",
+	// The 2.3 series, whose last release (2.3.7) ibkey follows; MVAPICH 3 reads
+	// MVP_ settings and files.
+	releases: releases{oldest: "2.3", below: "2.4", span: "MVAPICH2 2.3 to 2.3.7, whose source ibkey follows; MVAPICH 3 reads MVP_ settings, which ibkey does not model"},
 	configure: func(in Inputs, s *setup) {
 		// A gate's export beats every file.
 		f := in.MV2.without(in.exported)
@@ -320,6 +323,8 @@ var OpenMPI = Library{
 	// (long name opal_btl) whether the openib BTL is opened.
 	Modifiers: []string{"OMPI_MCA_btl_openib_allow_ib", "OMPI_MCA_opal_btl_openib_allow_ib", "OMPI_MCA_btl", "OMPI_MCA_opal_btl"},
 	Source:    "open-mpi/ompi v4.1 opal/mca/btl/openib/btl_openib_mca.c (pkey, masked 0x7fff) and btl_openib_component.c init_one_device; removed in v5.0.0",
+	// allow_ib arrived in 4.0.0; openib was removed in 5.0.0 (a reading of its own).
+	releases: releases{oldest: "4.0.0", span: "Open MPI 4.0.0, whose openib needs btl_openib_allow_ib for InfiniBand, and later"},
 	configure: func(in Inputs, s *setup) {
 		// fixed: Inactive or Reject comes from a value no MCA parameter file can
 		// change (the environment, or the override file).
@@ -416,7 +421,14 @@ var OpenMPI = Library{
 			s.Setting = fmt.Sprintf("%s: the first entry of partition %s, whatever its membership; ports without it are not used", from, check.PartitionKey(key))
 		}
 		// Debian's /etc/openmpi/openmpi-mca-params.conf sets btl = ^uct,openib,ofi.
-		s.Assumptions = append(s.Assumptions, ompiFilesNote(in.MCA))
+		note := ompiFilesNote(in.MCA)
+		switch lv := in.version(s.Library); lv.reading("5.0.0") {
+		case 0: // no openib (ompi5): nothing is applied to it
+			note = strings.Replace(note, ompiApplies, "", 1)
+		case 1:
+			note = strings.Replace(note, "Open MPI 4.x", lv.String(), 1)
+		}
+		s.Assumptions = append(s.Assumptions, note)
 		incSet, hasInc := ompiGet(in, "OMPI_MCA_opal_btl_openib_if_include", "OMPI_MCA_btl_openib_if_include")
 		excSet, hasExc := ompiGet(in, "OMPI_MCA_opal_btl_openib_if_exclude", "OMPI_MCA_btl_openib_if_exclude")
 		inc, exc := incSet.Value, excSet.Value
@@ -474,10 +486,30 @@ var OpenMPI = Library{
 				s.unknown = "Open MPI's settings are not known (an MCA parameter file could not be read)"
 			}
 		}
+		ompi5(in, s, pmlChoice)
 	},
 	lookup: func(v int, p *Port) Pick {
 		return pickFirst(p, check.PartitionKey(v), "Open MPI's", Pick{Outcome: Skips, Index: -1, Problem: fmt.Sprintf("partition %s is not in the %s table: Open MPI's openib BTL silently does not use this port", check.PartitionKey(v), p.Label())})
 	},
+}
+
+// ompi5 is Open MPI 5.0.0 and later, the job's version given (--lib-version): the
+// openib BTL was removed (8de786f5), so a BTL list naming it stops MPI_Init ("A
+// requested component was not found", as for any name that is no component:
+// ompiNoSuchComponent), and otherwise it is not used (pml ucx, where UCX_IB_PKEY
+// applies). What a refusal or an unread file already decides stays.
+func ompi5(in Inputs, s *setup, pmlChoice string) {
+	lv := in.version(s.Library)
+	if gone, _ := lv.since("5.0.0"); !gone || s.Reject != "" || s.unknown != "" {
+		return
+	}
+	s.Unchecked = slices.DeleteFunc(s.Unchecked, func(u string) bool { return u == pmlChoice })
+	btl, _ := ompiGet(in, "OMPI_MCA_opal_btl", "OMPI_MCA_btl")
+	if picks, _ := ompiSelects(btl.Value, "openib"); picks && btl.Value != "" && btl.Value[0] != '^' {
+		s.Inactive, s.Reject = "", fmt.Sprintf("Open MPI refuses %s: %s has no openib BTL (removed in 5.0.0), and no BTL is named \"openib\" (\"A requested component was not found\": MPI_Init fails)", btl, lv)
+		return
+	}
+	s.Inactive = lv.String() + " has no openib BTL (removed in 5.0.0): its InfiniBand traffic goes through pml ucx, where UCX_IB_PKEY applies (see UCX)"
 }
 
 // ompiSelects says whether a framework's component list (OMPI_MCA_btl, _pml) lets
@@ -658,10 +690,13 @@ func mcaFind(list []MCAValue, long, short string) (ompiSet, bool) {
 	return ompiSet{}, false
 }
 
+// ompiApplies is what Open MPI's answers assume of its version, unless it is given.
+const ompiApplies = "applies to the openib BTL of Open MPI 4.x (pml ob1); "
+
 // ompiFilesNote is Open MPI's assumption note: what was read (m nil: the MCA
 // parameter files were not read, the settings not coming from the environment).
 func ompiFilesNote(m *MCAFiles) string {
-	const head = "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); "
+	const head = "Open MPI: " + ompiApplies
 	if m == nil {
 		return head + "only the settings given are read: MCA parameter files (~/.openmpi/mca-params.conf, openmpi-mca-params.conf, which in Debian's package excludes openib, and openmpi-mca-params-override.conf, which beats the environment) are read only with settings from the environment; mpirun --mca is not read"
 	}

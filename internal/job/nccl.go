@@ -50,9 +50,29 @@ var NCCL = Library{
 	Vars:      []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_PKEY_VALUE"},
 	Modifiers: []string{"NCCL_IB_DISABLE", "NCCL_NET"},
 	Source:    "NVIDIA/nccl src/transport/net_ib/connect.cc (NCCL_PARAM IbPkey, ncclIbQpInit), src/misc/param.cc ncclLoadParam, src/transport/net_ib/init.cc ncclIbInitDevices, src/misc/utils.cc parseStringList/matchIfList, src/plugin/net.cc ncclNetInit",
+	// NCCL_IB_PKEY arrived in 2.8.3 (src/transport/net_ib.cc NCCL_PARAM IbPkey), whose
+	// setEnvFile (src/include/param.h) is 2.18.3's; no NCCL 3 is known.
+	releases: releases{oldest: "2.8.3", below: "3.0", span: "NCCL 2.8.3, the first to read NCCL_IB_PKEY, to 2.x"},
 	configure: func(in Inputs, s *setup) {
-		// A gate's export beats every file.
-		f := in.NCCL.without(in.exported)
+		// The job's NCCL version reads the files one way (ncclReadings), else
+		// where readings differ it is said (split). A gate's export beats every file.
+		lv := in.version(s.Library)
+		f, reading := ncclFiles(in, lv)
+		if reading >= 0 && f != nil {
+			// Each split the version decides, as it reads the files.
+			for _, u := range in.NCCL.without(in.exported).split {
+				for _, name := range u.vars {
+					if _, set := in.Env[name]; !set {
+						s.Notes = append(s.Notes, fmt.Sprintf("%s from NCCL's files: %s, as %s reads them (%s)", name, in.NCCL.readings[reading][name].describe(), lv, ncclReadings[reading].versions))
+					}
+				}
+			}
+			if reading == 0 {
+				c := *f
+				c.Assumption = "" // the password database's home: before 2.30 only
+				f = &c
+			}
+		}
 		env := f.env(in.Env)
 		// What NCCL's files leave open (not read, or read otherwise by older NCCL).
 		files := f.unchecked(in.Env)
@@ -64,7 +84,11 @@ var NCCL = Library{
 				s.Inactive = why
 				return true
 			}
-			s.Notes = append(s.Notes, why+", as NCCL 2.30 and later read its files")
+			if reading >= 0 {
+				s.Notes = append(s.Notes, why+", as "+lv.String()+" reads its files")
+			} else {
+				s.Notes = append(s.Notes, why+", as NCCL 2.30 and later read its files")
+			}
 			s.unknown = "whether NCCL uses its IB transport is not known (see what its files leave open)"
 			return false
 		}
@@ -103,14 +127,24 @@ var NCCL = Library{
 			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s%s does not change the partition: from NCCL 2.22.3 InfiniBand ports use GID 0 (or the routable FLID GID) whatever it says (before, it was their source GID index: not checked); it selects the GID on RoCE ports, whose one P_Key is 0xffff", g, f.where(in.Env, "NCCL_IB_GID_INDEX")))
 		}
 		if v, ok := env["NCCL_IB_PKEY_VALUE"]; ok {
-			s.Unchecked = append(s.Unchecked, fmt.Sprintf("NCCL_IB_PKEY_VALUE=%s%s is a P_Key value newer NCCL reads (2.31), which ibkey does not interpret: the entry NCCL uses may come from it rather than from NCCL_IB_PKEY", v, f.where(in.Env, "NCCL_IB_PKEY_VALUE")))
+			if read, known := lv.since("2.31"); known && !read {
+				// Not in NCCL's source up to v2.30.7-1.
+				s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_PKEY_VALUE=%s%s is not read by %s (newer NCCL, 2.31, reads it)", v, f.where(in.Env, "NCCL_IB_PKEY_VALUE"), lv))
+			} else {
+				s.Unchecked = append(s.Unchecked, fmt.Sprintf("NCCL_IB_PKEY_VALUE=%s%s is a P_Key value newer NCCL reads (2.31), which ibkey does not interpret: the entry NCCL uses may come from it rather than from NCCL_IB_PKEY", v, f.where(in.Env, "NCCL_IB_PKEY_VALUE")))
+			}
 		}
 		if f == nil {
 			s.Assumptions = append(s.Assumptions, "NCCL: only the settings given are read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf (read only with settings from the environment) can also set NCCL_IB_PKEY")
 		} else if f.Assumption != "" {
 			s.Assumptions = append(s.Assumptions, "NCCL: "+f.Assumption)
 		}
-		s.Assumptions = append(s.Assumptions, "NCCL: no net plugin (NCCL_NET_PLUGIN, libnccl-net.so: tried before NCCL's own IB transport) and no env plugin (NCCL 2.28 and later: NCCL_ENV_PLUGIN, libnccl-env.so), which could read these settings otherwise")
+		if env, known := lv.since("2.28.7"); known && !env {
+			// src/plugin/env.cc arrived in 2.28.7 (not in v2.28.3-1).
+			s.Assumptions = append(s.Assumptions, "NCCL: no net plugin (NCCL_NET_PLUGIN, libnccl-net.so: tried before NCCL's own IB transport), which could read these settings otherwise")
+		} else {
+			s.Assumptions = append(s.Assumptions, "NCCL: no net plugin (NCCL_NET_PLUGIN, libnccl-net.so: tried before NCCL's own IB transport) and no env plugin (NCCL 2.28 and later: NCCL_ENV_PLUGIN, libnccl-env.so), which could read these settings otherwise")
+		}
 		s.roce = true
 		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
 			switch {
@@ -124,6 +158,14 @@ var NCCL = Library{
 		s.value = idx
 	},
 	lookup: ncclPick,
+}
+
+// ncclFiles are NCCL's files as the job's NCCL version lv reads them (reading:
+// its ncclReadings index, -1 when not known: every reading, the splits said),
+// without what a gate exports, which beats every file.
+func ncclFiles(in Inputs, lv libVersion) (f *SetenvFiles, reading int) {
+	reading = lv.reading(ncclReadings[0].since, ncclReadings[1].since)
+	return in.NCCL.at(reading).without(in.exported), reading
 }
 
 // ncclIndex is the index NCCL puts in its QPs, and how it came about.

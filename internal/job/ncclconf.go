@@ -36,17 +36,18 @@ const ncclConfPathMax = 1024
 // ncclReading is how one range of NCCL versions finds and reads its files.
 type ncclReading struct {
 	versions string
-	confFile bool // NCCL_CONF_FILE replaces ~/.nccl.conf (2.23)
-	pwHome   bool // ~ is getpwuid's home directory, not $HOME (before 2.30)
-	fgets    bool // fgets into 4,096 bytes and a CR dropped (2.30)
+	since    string // the first release of the reading ("" the oldest)
+	confFile bool   // NCCL_CONF_FILE replaces ~/.nccl.conf (2.23)
+	pwHome   bool   // ~ is getpwuid's home directory, not $HOME (before 2.30)
+	fgets    bool   // fgets into 4,096 bytes and a CR dropped (2.30)
 	// overflow: a name longer than 1,023 bytes is written past envVar[1024]
 	// (envVar[s] = '\0'; std::min from 2.23.4): what follows is undefined.
 	overflow bool
 }
 
 var ncclReadings = []ncclReading{
-	{versions: "NCCL 2.30 and later", confFile: true, fgets: true},
-	{versions: "NCCL 2.23 to 2.29", confFile: true, pwHome: true},
+	{versions: "NCCL 2.30 and later", since: "2.30", confFile: true, fgets: true},
+	{versions: "NCCL 2.23 to 2.29", since: "2.23", confFile: true, pwHome: true},
 	{versions: "NCCL before 2.23", pwHome: true, overflow: true},
 }
 

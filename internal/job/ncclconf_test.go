@@ -368,18 +368,7 @@ func ncclFilesCases() []ncclFilesCase {
 // TestNCCLFilesAgainstNCCL writes): for each reading and variable "-" unset, "?"
 // not known, else "x" and the value in hex.
 func ibkeyNCCLFiles(c ncclFilesCase, env Env, dir string) string {
-	fsys := mapFS{files: map[string]string{}}
-	for role, s := range c.files {
-		switch role {
-		case "etc":
-			fsys.files["/etc/nccl.conf"] = s
-		case "conf":
-			fsys.files[filepath.Join(dir, "conf")] = s
-		default:
-			fsys.files[filepath.Join(dir, role, ".nccl.conf")] = s
-		}
-	}
-	_, readings := readNCCLFiles(env, fsys, filepath.Join(dir, "pwhome"), true)
+	_, readings := readNCCLFiles(env, ncclFilesFS(c, dir), filepath.Join(dir, "pwhome"), true)
 	var b strings.Builder
 	for _, vars := range readings {
 		for _, name := range ncclNames() {
@@ -397,10 +386,87 @@ func ibkeyNCCLFiles(c ncclFilesCase, env Env, dir string) string {
 	return b.String()
 }
 
+// ncclFilesFS is c's files in dir (the layout TestNCCLFilesAgainstNCCL writes).
+func ncclFilesFS(c ncclFilesCase, dir string) mapFS {
+	fsys := mapFS{files: map[string]string{}}
+	for role, s := range c.files {
+		switch role {
+		case "etc":
+			fsys.files["/etc/nccl.conf"] = s
+		case "conf":
+			fsys.files[filepath.Join(dir, "conf")] = s
+		default:
+			fsys.files[filepath.Join(dir, role, ".nccl.conf")] = s
+		}
+	}
+	return fsys
+}
+
+// ncclTagVersion is NCCL's release at tag, as makefiles/version.mk gives it
+// (2.30.7-1).
+func ncclTagVersion(git, tag string) (Version, error) {
+	mk, err := exec.Command("git", "--git-dir="+git, "show", tag+":makefiles/version.mk").Output()
+	if err != nil {
+		return Version{}, fmt.Errorf("makefiles/version.mk at %s: %v", tag, err)
+	}
+	var n []string
+	for _, key := range []string{"NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH", "PKG_REVISION"} {
+		for _, l := range strings.Split(string(mk), "\n") {
+			if k, v, ok := strings.Cut(l, ":="); ok && strings.TrimSpace(k) == key {
+				n = append(n, strings.TrimSpace(v))
+			}
+		}
+	}
+	v, ok := ParseVersion(strings.Join(n[:min(3, len(n))], ".") + "-" + strings.Join(n[min(3, len(n)):], ""))
+	if !ok {
+		return Version{}, fmt.Errorf("makefiles/version.mk at %s: no version in %q", tag, n)
+	}
+	return v, nil
+}
+
+// ncclDecided checks what ibkey decides with --lib-version nccl=v on case c (env,
+// files in dir) against what that version of NCCL read (theirs, one field per
+// ncclNames, as ncclFilesHarness prints it): the version's reading is the one
+// ibkey takes (reading), each variable NCCL's, and nothing is left not checked
+// unless the reading itself is not known (ibkey's "?": NCCL before 2.23 writing a
+// long name past its buffer).
+func ncclDecided(c ncclFilesCase, env Env, dir string, v Version, reading int, theirs, ours []string) error {
+	in := Inputs{Env: Env{}, NCCL: ReadNCCLFiles(env, ncclFilesFS(c, dir), filepath.Join(dir, "pwhome"), true), Versions: Versions{"nccl": v}}
+	for _, name := range ncclNames() {
+		if x, ok := env[name]; ok {
+			in.Env[name] = x
+		}
+	}
+	f, got := ncclFiles(in, in.version(&NCCL))
+	if got != reading {
+		return fmt.Errorf("NCCL %s: reading %d, want %d", v, got, reading)
+	}
+	if slices.Contains(ours, "?") {
+		return nil
+	}
+	s := NCCL.setup(in)
+	if u := f.unchecked(in.Env); len(u) > 0 || slices.ContainsFunc(s.Unchecked, func(u string) bool { return strings.Contains(u, "NCCL's files") }) {
+		return fmt.Errorf("NCCL %s: not decided: %q %q", v, u, s.Unchecked)
+	}
+	decided := f.env(in.Env)
+	for j, name := range ncclNames() {
+		want := "-"
+		if x, ok := decided[name]; ok {
+			want = "x" + hex.EncodeToString([]byte(x))
+		}
+		if theirs[j] != want {
+			return fmt.Errorf("NCCL %s: %s is %s, ibkey decides %s", v, name, theirs[j], want)
+		}
+	}
+	return nil
+}
+
 // TestNCCLFilesAgainstNCCL reads generated hosts' nccl.conf files with NCCL's own
 // setEnvFile and initEnvFunc (its sources at three versions, compiled with the
 // system's C++ compiler) and with ibkey's readings, and compares every variable NCCL
-// reads. Without the source or a compiler the committed table
+// reads; then, given each version's release (--lib-version, from its
+// makefiles/version.mk), that ibkey decides that reading alone and agrees
+// (ncclDecided). Without the source or a compiler the committed table
 // (testdata/TestNCCLFilesAgainstNCCL.golden) is compared; `-update` needs both.
 func TestNCCLFilesAgainstNCCL(t *testing.T) {
 	dir := t.TempDir()
@@ -409,10 +475,16 @@ func TestNCCLFilesAgainstNCCL(t *testing.T) {
 	update := flag.Lookup("update") != nil && flag.Lookup("update").Value.String() == "true"
 	cxx, err := exec.LookPath("c++")
 	var progs []string
+	var versions []Version // each program's NCCL release (--lib-version)
 	for _, v := range ncclFilesVersions {
 		if err != nil {
 			break
 		}
+		var rel Version
+		if rel, err = ncclTagVersion(git, v.tag); err != nil {
+			break
+		}
+		versions = append(versions, rel)
 		var src string
 		if src, err = ncclFilesProgram(git, v.tag, v.init, etc); err == nil {
 			bin := filepath.Join(dir, "nccl-"+v.tag)
@@ -479,6 +551,17 @@ func TestNCCLFilesAgainstNCCL(t *testing.T) {
 			nccl = append(nccl, strings.Fields(string(out))...)
 		}
 		ibkey := strings.Fields(lastLine(got.String()))[1:]
+		// With --lib-version nccl= each program's release, ibkey decides one
+		// reading, NCCL's.
+		n := len(ncclNames())
+		for k, v := range versions {
+			if err := ncclDecided(c, env, dir, v, k, nccl[k*n:][:n], ibkey[k*n:][:n]); err != nil {
+				t.Errorf("case %d (env %q): %v", i, env, err)
+				if bad++; bad == 10 {
+					t.FailNow()
+				}
+			}
+		}
 		for k := range ibkey {
 			// Where ibkey says a version's reading is not known (NCCL before 2.23
 			// writes a long name past its buffer), anything NCCL does there, a

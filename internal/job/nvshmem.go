@@ -38,8 +38,17 @@ var NVSHMEM = Library{
 	ID: "nvshmem", Name: "NVSHMEM", Kind: ByIndex,
 	Vars:   []string{"NVSHMEM_IB_PKEY_INDEX", "NVSHMEM_REMOTE_TRANSPORT", "NVSHMEM_HCA_LIST", "NVSHMEM_HCA_PE_MAPPING", "NVSHMEM_ENABLE_NIC_PE_MAPPING"},
 	Source: "NVIDIA/nvshmem src/modules/transport/ibrc/ibrc.cpp ep_create (3.7.0: NVSHMEM_IB_PKEY_INDEX; before: pkey_index = 0), ibgda.cpp, ibdevx.cpp; NVSHMEM docs Environment Variables",
+	// NVSHMEM's releases are 1.x to 3.x; the index is 0 before 3.7.0 in each.
+	releases: releases{oldest: "1.0", below: "4.0", span: "NVSHMEM 1.0 to 3.x"},
 	configure: func(in Inputs, s *setup) {
-		env := in.Env
+		env, lv := in.Env, in.version(s.Library)
+		honoured, known := lv.since("3.7.0")
+		if known {
+			s.wantNote = ""
+		}
+		if known && !honoured {
+			s.pinned = fmt.Sprintf("%s does not read NVSHMEM_IB_PKEY_INDEX (3.7.0 and later do) and uses index 0", lv)
+		}
 		if t, ok := env["NVSHMEM_REMOTE_TRANSPORT"]; ok && !strings.EqualFold(t, "ibrc") && !strings.EqualFold(t, "ibgda") && !strings.EqualFold(t, "ibdevx") && t != "" {
 			if strings.EqualFold(t, "ucx") {
 				s.Inactive = "NVSHMEM_REMOTE_TRANSPORT=ucx: NVSHMEM's InfiniBand traffic goes through UCX (see UCX)"
@@ -66,9 +75,18 @@ var NVSHMEM = Library{
 			if int64(idx) != n.Value && !n.Overflow {
 				how = append(how, fmt.Sprintf("cut to a 32-bit int: %d", idx))
 			}
-			how = append(how, "NVSHMEM 3.7.0 and later; earlier versions ignore it and use index 0")
-			s.Setting = fmt.Sprintf("NVSHMEM_IB_PKEY_INDEX=%s: index %d (%s)", v, idx, strings.Join(how, "; "))
-			s.Assumptions = append(s.Assumptions, "NVSHMEM: NVSHMEM_IB_PKEY_INDEX is honoured (NVSHMEM 3.7.0 or later); older NVSHMEM always uses index 0")
+			switch {
+			case known && !honoured:
+				idx = 0
+				s.Setting = fmt.Sprintf("NVSHMEM_IB_PKEY_INDEX=%s: not read: %s", v, s.pinned)
+			case known:
+				how = append(how, lv.String()+" reads it (3.7.0 and later)")
+				s.Setting = fmt.Sprintf("NVSHMEM_IB_PKEY_INDEX=%s: index %d (%s)", v, idx, strings.Join(how, "; "))
+			default:
+				how = append(how, "NVSHMEM 3.7.0 and later; earlier versions ignore it and use index 0")
+				s.Setting = fmt.Sprintf("NVSHMEM_IB_PKEY_INDEX=%s: index %d (%s)", v, idx, strings.Join(how, "; "))
+				s.Assumptions = append(s.Assumptions, "NVSHMEM: NVSHMEM_IB_PKEY_INDEX is honoured (NVSHMEM 3.7.0 or later); older NVSHMEM always uses index 0")
+			}
 		}
 		s.Assumptions = append(s.Assumptions, "NVSHMEM: only the environment (and --env) is read; NVSHMEM releases that read /etc/nvshmem.conf, ~/.nvshmem.conf or NVSHMEM_CONF_FILE let those override it")
 		filter, name := parseNVSHMEMHCAs(env["NVSHMEM_HCA_LIST"], nvshmemMaxHCAs), "NVSHMEM_HCA_LIST="+env["NVSHMEM_HCA_LIST"]

@@ -270,7 +270,14 @@ func configurePerftest(in Inputs, s *setup) {
 	if a.BadValue != "" {
 		s.Reject = "perftest rejects its command line: " + a.BadValue
 	}
-	s.Unchecked = append(s.Unchecked, a.Unsure...)
+	for _, u := range a.Unsure {
+		if lv := in.version(s.Library); lv.given {
+			// Only two option tables are known, neither by a release ibkey can
+			// order: a version given does not decide.
+			u = strings.TrimSuffix(u, "ibkey does not know the job's perftest version") + "ibkey knows these two option tables, not which releases between them have which options (" + lv.String() + " does not decide it)"
+		}
+		s.Unchecked = append(s.Unchecked, u)
+	}
 	s.Setting = "--pkey_index not given: index 0"
 	if a.Given {
 		// ibv_qp_attr.pkey_index is a uint16_t: a negative index is its 16 bits (-1 is

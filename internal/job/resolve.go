@@ -62,8 +62,10 @@ type Result struct {
 	Library *Library
 	// Setting says how the library chooses its partition (Resolve), or what to set
 	// for the wanted one (WantPartition: Summary).
-	Setting   string
-	Inactive  string
+	Setting  string
+	Inactive string
+	// Version is the library's version given (--lib-version), "" when none was.
+	Version   string
 	Ports     []PortResult
 	Verdict   Verdict
 	Findings  []string // definite problems

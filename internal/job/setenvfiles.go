@@ -34,6 +34,10 @@ type SetenvFiles struct {
 	// Reject, when set, is why the library stops at start-up whatever its settings
 	// (MVAPICH2: a line it cannot read).
 	Reject string
+	// names are the variables read; readings each reading's (the first is the
+	// current version's), for at.
+	names    []string
+	readings []map[string]fileVar
 }
 
 // fileUnknown is why variables are not known.
@@ -135,25 +139,51 @@ func readSetenvFiles(lib, hint string, all Env, names []string, fsys MCAFS, read
 		}
 		out = append(out, vars)
 	}
-	// Each reason once, with the variables it leaves not known in any reading.
+	n.names, n.readings = names, out
+	n.unknown, n.Values = unknownIn(names, out), fromFiles(out[0])
+	return n, out
+}
+
+// unknownIn is each reason a variable is not known in any of the readings, once,
+// with the variables it leaves not known.
+func unknownIn(names []string, readings []map[string]fileVar) []fileUnknown {
 	may := map[string][]string{}
 	for _, name := range names {
-		for _, vars := range out {
+		for _, vars := range readings {
 			if why := vars[name].unknown; why != "" && !slices.Contains(may[why], name) {
 				may[why] = append(may[why], name)
 			}
 		}
 	}
+	var out []fileUnknown
 	for why, vars := range may {
-		n.unknown = append(n.unknown, fileUnknown{why, vars})
+		out = append(out, fileUnknown{why, vars})
 	}
-	slices.SortFunc(n.unknown, func(a, b fileUnknown) int { return strings.Compare(a.why, b.why) })
-	for name, v := range out[0] {
+	slices.SortFunc(out, func(a, b fileUnknown) int { return strings.Compare(a.why, b.why) })
+	return out
+}
+
+// fromFiles are the settings a reading takes from the files.
+func fromFiles(vars map[string]fileVar) map[string]fileSet {
+	out := map[string]fileSet{}
+	for name, v := range vars {
 		if v.set && v.Where != "" {
-			n.Values[name] = v.fileSet
+			out[name] = v.fileSet
 		}
 	}
-	return n, out
+	return out
+}
+
+// at is n as its reading i alone reads the files (the library's version decides
+// which, libVersion.reading; -1 or nil n: n): its values and what it could not
+// read, with no split.
+func (n *SetenvFiles) at(i int) *SetenvFiles {
+	if n == nil || i < 0 || i >= len(n.readings) {
+		return n
+	}
+	c := *n
+	c.Values, c.unknown, c.split = fromFiles(n.readings[i]), unknownIn(n.names, n.readings[i:i+1]), nil
+	return &c
 }
 
 // lookAlike notes a line whose name the library reads as written, which is one of its

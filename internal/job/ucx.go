@@ -65,26 +65,52 @@ var UCX = Library{
 	Vars:      []string{"UCX_IB_PKEY", "UCX_NET_DEVICES"},
 	Modifiers: []string{"UCX_TLS"},
 	Source:    "openucx/ucx src/uct/ib/base/ib_iface.c uct_ib_iface_init_pkey and uct_ib_iface_is_reachable, src/ucp/core/ucp_worker.c ucp_worker_add_resource_ifaces, src/ucs/config/parser.c ucs_config_sscanf_hex, src/ucp/core/ucp_context.c ucp_is_resource_in_device_list",
+	releases:  releases{oldest: "1.8.0", below: "2.0", span: "UCX 1.8.0, from which an interface that fails fails the worker, to 1.x"},
 	configure: func(in Inputs, s *setup) {
-		env, f := in.Env, in.UCX
-		if f != nil && in.exported != "" {
-			f = f.without(in.exported) // the gate's export: no file can beat it
-		}
+		lv := in.version(s.Library)
+		f, env, vals := ucxEnv(in, lv)
+		ucxConfigure(env, lv, s)
 		if f != nil {
-			env = ucxMerge(in.Env, f.Values)
+			ucxVersions(in, f, env, vals, lv, s)
 		}
-		ucxConfigure(env, s)
-		if f != nil {
-			ucxVersions(in, f, env, s)
+		if roce, known := lv.since("1.12.0"); known {
+			s.look = func(v int, p *Port) Pick {
+				if !p.Ethernet() {
+					return ucxLookup(v, p)
+				}
+				if roce {
+					return Pick{Outcome: Uses, Index: 0, PKey: check.DefaultFull, Notes: []string{"RoCE port: " + lv.String() + " uses index 0, 0xffff, without reading the table"}}
+				}
+				pk := ucxLookup(v, p)
+				pk.Notes = append(pk.Notes, "RoCE port: "+lv.String()+" looks the key up as on InfiniBand (1.12.0 and later use index 0)")
+				return pk
+			}
 		}
 		s.Assumptions = append(s.Assumptions, ucxFilesNote(in.UCX))
 	},
 	lookup: ucxPick,
 }
 
+// ucxEnv is what the job's UCX, version lv, reads: the files (nil: not read)
+// without what a gate exports, which beats them all; the variables env, the
+// environment's and the files'; vals, what the files set as that version reads
+// them (1.12.0 and later, also when the version is not known: ucxVersions says
+// where older ones differ; 1.11; before 1.11 no file).
+func ucxEnv(in Inputs, lv libVersion) (f *UCXFiles, env Env, vals map[string]UCXValue) {
+	env, f = in.Env, in.UCX
+	if f != nil && in.exported != "" {
+		f = f.without(in.exported)
+	}
+	if f != nil {
+		vals = [...]map[string]UCXValue{f.Values, f.Early, nil}[max(0, lv.reading("1.12.0", "1.11.0"))]
+		env = ucxMerge(in.Env, vals)
+	}
+	return f, env, vals
+}
+
 // ucxConfigure is UCX configured by the variables env, which the environment and
 // UCX's configuration files set.
-func ucxConfigure(env Env, s *setup) {
+func ucxConfigure(env Env, lv libVersion, s *setup) {
 	v, set := env["UCX_IB_PKEY"]
 	key, reject, notes := ucxParsePKey(v, set)
 	tls, hasTLS := env["UCX_TLS"]
@@ -99,7 +125,12 @@ func ucxConfigure(env Env, s *setup) {
 	}
 	s.Reject, s.Notes = reject, append(s.Notes, notes...)
 	if key == ucxAuto && set && !strings.EqualFold(v, "auto") && ib {
-		s.Unchecked = append(s.Unchecked, "UCX_IB_PKEY="+v+" reads 0xfffe, which UCX 1.8.0 and later take as auto (UCS_HEXUNITS_AUTO: partition 0x7ffe is not looked for) and older UCX refuses; "+ucxVersionUnknown)
+		// lv, when known, is 1.8.0 or later (UCX.releases).
+		if _, known := lv.since("1.8.0"); known {
+			s.Notes = append(s.Notes, "UCX_IB_PKEY="+v+" reads 0xfffe, which "+lv.String()+" takes as auto (UCS_HEXUNITS_AUTO: partition 0x7ffe is not looked for)")
+		} else {
+			s.Unchecked = append(s.Unchecked, "UCX_IB_PKEY="+v+" reads 0xfffe, which UCX 1.8.0 and later take as auto (UCS_HEXUNITS_AUTO: partition 0x7ffe is not looked for) and older UCX refuses; "+ucxVersionUnknown)
+		}
 	}
 	switch {
 	case !set:
@@ -129,7 +160,22 @@ func ucxConfigure(env Env, s *setup) {
 	if hasDevs {
 		s.Setting += ", UCX_NET_DEVICES=" + devs
 	}
-	if filter.legacy != "" {
+	allowList, known := lv.since("1.21")
+	switch {
+	case known && !allowList:
+		if filter.legacy != "" {
+			s.Notes = append(s.Notes, fmt.Sprintf("UCX_NET_DEVICES=%s: %s %s", devs, lv, filter.legacy))
+		}
+		filter = parseUCXDevicesBefore121(devs, hasDevs)
+	case known:
+		if ranges, _ := lv.since("1.22"); !ranges {
+			filter.ranges = false // an allow list without ranges: '[' is part of a name
+		}
+		if filter.invalid && s.Reject == "" {
+			// ucp_config_read fails whatever UCX_TLS opens.
+			s.Inactive, s.Reject = "", fmt.Sprintf("UCX_NET_DEVICES=%s: %s refuses it (\"Invalid value for NET_DEVICES\": \"all\" must be the only name) and does not start", devs, lv)
+		}
+	case filter.legacy != "":
 		// Debian 12's UCX 1.13.1 (ucx_info -c) takes "all,x" and "^x" as they are.
 		s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_NET_DEVICES=%s: UCX 1.21 and later %s, but UCX before 1.21 %s; %s", devs, filter.reading(), filter.legacy, ucxVersionUnknown))
 	}
@@ -333,6 +379,8 @@ type ucxDevices struct {
 	all, negate, ranges, invalid bool
 	names                        map[string]bool
 	legacy                       string
+	// portsOnly: a name selects only the port it names, dev:port (before 1.21).
+	portsOnly bool
 }
 
 // parseUCXDevices is ucs_config_sscanf_allow_list_impl (src/ucs/config/parser.c) for
@@ -398,10 +446,23 @@ func (d ucxDevices) reading() string {
 	return "use the ports named (a name without :port: every port of the device)"
 }
 
+// parseUCXDevicesBefore121 is NET_DEVICES as UCX before 1.21 reads it (a
+// UCS_CONFIG_TYPE_STRING_ARRAY, empty names skipped; ucp_is_resource_in_device_list
+// compares each name with the resource's dev:port, strcmp, and "all" anywhere takes
+// every device): '^' and '[' are part of a name.
+func parseUCXDevicesBefore121(s string, set bool) ucxDevices {
+	d := ucxDevices{names: map[string]bool{}, portsOnly: true, all: !set}
+	for _, n := range strings.Split(s, ",") {
+		d.all = d.all || n == "all"
+		d.names[n] = n != ""
+	}
+	return d
+}
+
 func (d ucxDevices) match(dev string, port int) bool {
 	if d.all {
 		return true
 	}
-	found := d.names[fmt.Sprintf("%s:%d", dev, port)] || d.names[dev]
+	found := d.names[fmt.Sprintf("%s:%d", dev, port)] || d.names[dev] && !d.portsOnly
 	return found != d.negate
 }

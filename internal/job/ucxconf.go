@@ -294,10 +294,22 @@ func iniCut(s string) string { return s[:min(len(s), 49)] }
 // UCX version's reading gives another one (ibkey does not know the job's UCX
 // version); a file not read, or a line a section filter may leave out, leaves it
 // not checked.
-func ucxVersions(in Inputs, f *UCXFiles, env Env, s *setup) {
+//
+// With the job's UCX version (lv known), env is what that version reads (vals, the
+// files' settings as it reads them): nothing is split, and a section filter or a
+// file not read matters only to versions that have them or read it.
+func ucxVersions(in Inputs, f *UCXFiles, env Env, vals map[string]UCXValue, lv libVersion, s *setup) {
+	reading := lv.reading("1.12.0", "1.11.0")
+	if reading == 2 {
+		// Before 1.11 no file is read: nothing in them can matter.
+		if len(f.Values)+len(f.Unread)+len(f.Errors) > 0 {
+			s.Notes = append(s.Notes, lv.String()+" reads no ucx.conf (UCX 1.11.0 and later do): what the files set is not used")
+		}
+		return
+	}
 	for _, name := range env.Names() {
 		if _, set := in.Env[name]; !set {
-			v := f.Values[name]
+			v := vals[name]
 			s.Notes = append(s.Notes, fmt.Sprintf("%s=%s is from %s line %d (the environment, which beats every ucx.conf, does not set it)", name, v.Value, v.File, v.Line))
 		}
 	}
@@ -310,7 +322,7 @@ func ucxVersions(in Inputs, f *UCXFiles, env Env, s *setup) {
 	// InfiniBand transport, or a value refused under it) stands whatever a file
 	// says, hides or leaves to a section filter.
 	alt := &setup{Result: Result{Library: s.Library}}
-	ucxConfigure(none, alt)
+	ucxConfigure(none, lv, alt)
 	if _, tls := in.Env["UCX_TLS"]; tls && s.Reject+s.Inactive != "" && s.Reject == alt.Reject && s.Inactive == alt.Inactive {
 		if len(f.Unread) > 0 {
 			s.Notes = append(s.Notes, unread+", which cannot change that")
@@ -321,6 +333,8 @@ func ucxVersions(in Inputs, f *UCXFiles, env Env, s *setup) {
 	only := "UCX 1.11 (it reads only " + ucxConfigDir + "/" + ucxConfFile + ", a name's first line)"
 	switch {
 	case ucxSame(env, none): // the files set nothing the model reads
+	case reading >= 0:
+		s.Notes = append(s.Notes, "ucx.conf files read as "+lv.String()+" reads them: "+[]string{late, only}[reading])
 	case ucxSame(early, none):
 		ucxSplit(s, none, late, "UCX before 1.12.0 (1.11 reads only "+ucxConfigDir+"/"+ucxConfFile+", older UCX no ucx.conf)")
 	case ucxSame(early, env):
@@ -329,15 +343,22 @@ func ucxVersions(in Inputs, f *UCXFiles, env Env, s *setup) {
 		ucxSplit(s, early, late, only)
 		ucxSplit(s, none, late, old)
 	}
+	filters, known := lv.since("1.17.0")
+	version := ucxVersionUnknown
+	if known {
+		version = lv.String() + " is one of them"
+	}
 	for _, name := range slices.Sorted(maps.Keys(f.Filtered)) {
-		if _, set := in.Env[name]; !set && ucxRelevant(name) {
-			why := fmt.Sprintf("%s: %s, and UCX 1.17.0 and later leave the rest of such a section out on a host whose CPU or product name does not match, which ibkey does not read; %s", name, f.Filtered[name], ucxVersionUnknown)
+		if _, set := in.Env[name]; !set && ucxRelevant(name) && (filters || !known) {
+			why := fmt.Sprintf("%s: %s, and UCX 1.17.0 and later leave the rest of such a section out on a host whose CPU or product name does not match, which ibkey does not read; %s", name, f.Filtered[name], version)
 			s.Reject, s.Inactive = "", ""
 			s.Unchecked = append(s.Unchecked, why)
 			s.unknown = cmp.Or(s.unknown, why)
 		}
 	}
 	if len(f.Unread) > 0 {
+		// UCX 1.11 reads only the compiled-in directory's file, but which file
+		// could not be read is not kept.
 		s.Reject, s.Inactive = "", ""
 		s.Unchecked = append(s.Unchecked, unread)
 		s.unknown = "UCX's settings are not known (a ucx.conf file could not be read)"
@@ -349,7 +370,7 @@ func ucxVersions(in Inputs, f *UCXFiles, env Env, s *setup) {
 // its InfiniBand transports, use other ports, or take other entries.
 func ucxSplit(s *setup, altEnv Env, label, altLabel string) {
 	alt := &setup{Result: Result{Library: s.Library}}
-	ucxConfigure(altEnv, alt)
+	ucxConfigure(altEnv, libVersion{}, alt)
 	for _, u := range alt.Unchecked {
 		if !slices.Contains(s.Unchecked, u) {
 			s.Unchecked = append(s.Unchecked, altLabel+": "+u)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,6 +88,15 @@ func TestUCXConfAgainstUcxInfo(t *testing.T) {
 			t.Skipf("%s exists on this host: the comparison needs the files it writes alone", f)
 		}
 	}
+	// The release ucx_info is (--lib-version ucx=), for the decided reading.
+	vout, err := exec.Command(bin, "-v").Output()
+	if err != nil {
+		t.Fatalf("%s -v: %v", bin, err)
+	}
+	release, ok := ParseVersion(strings.TrimSpace(strings.TrimPrefix(strings.SplitN(string(vout), "\n", 2)[0], "# Version")))
+	if !ok {
+		t.Fatalf("%s -v: no version in %q", bin, vout)
+	}
 	r := rand.New(rand.NewPCG(11, 13))
 	base := t.TempDir()
 	for i := range 400 {
@@ -146,30 +156,64 @@ func TestUCXConfAgainstUcxInfo(t *testing.T) {
 			}
 		}
 		u := ReadUCXFiles(all, osAt{dirs["cwd"]})
-		merged := ucxMerge(env, u.Values)
-		want := map[string]string{"UCX_TLS": "all", "UCX_NET_DEVICES": "all"}
-		for _, name := range []string{"UCX_TLS", "UCX_NET_DEVICES"} {
-			if v, ok := merged[name]; ok {
-				want[name] = ucxAllowList(v)
+		files := func() string {
+			var files strings.Builder
+			for _, d := range []string{"home", "cfg", "cwd"} {
+				b, _ := os.ReadFile(filepath.Join(dirs[d], "ucx.conf"))
+				fmt.Fprintf(&files, "%s/ucx.conf: %q\n", d, b)
+			}
+			return files.String()
+		}
+		// The files as UCX 1.12.0 and later read them, then as ibkey decides
+		// with --lib-version ucx= this UCX's release (ucxEnv, as UCX.configure).
+		in := Inputs{Env: env, UCX: u, Versions: Versions{"ucx": release}}
+		_, decided, _ := ucxEnv(in, in.version(&UCX))
+		for how, merged := range map[string]Env{"reads": ucxMerge(env, u.Values), "decides (" + release.String() + ")": decided} {
+			want := map[string]string{"UCX_TLS": "all", "UCX_NET_DEVICES": "all"}
+			for _, name := range []string{"UCX_TLS", "UCX_NET_DEVICES"} {
+				if v, ok := merged[name]; ok {
+					want[name] = ucxAllowList(v)
+				}
+			}
+			v, set := merged["UCX_IB_PKEY"]
+			key, reject, _ := ucxParsePKey(v, set)
+			want["UCX_RC_VERBS_PKEY"] = fmt.Sprintf("0x%x", key)
+			switch {
+			case key == ucxAuto || key&0xffff == 0xfffe:
+				want["UCX_RC_VERBS_PKEY"] = "auto"
+			case reject != "":
+				want["UCX_RC_VERBS_PKEY"] = "error"
+			}
+			for name, w := range want {
+				if got[name] != w {
+					t.Errorf("case %d, environment %v: UCX has %s=%q, ibkey %s %q\n%s", i, all, name, got[name], how, w, files())
+				}
 			}
 		}
-		v, set := merged["UCX_IB_PKEY"]
-		key, reject, _ := ucxParsePKey(v, set)
-		want["UCX_RC_VERBS_PKEY"] = fmt.Sprintf("0x%x", key)
-		switch {
-		case key == ucxAuto || key&0xffff == 0xfffe:
-			want["UCX_RC_VERBS_PKEY"] = "auto"
-		case reject != "":
-			want["UCX_RC_VERBS_PKEY"] = "error"
+		// Decided: no version split is left, and the ports UCX_NET_DEVICES selects
+		// are UCX's: before 1.21 each name ucx_info lists is one dev:port, compared
+		// exactly, "all" among them every port.
+		s := UCX.setup(in)
+		for _, x := range s.Unchecked {
+			if strings.Contains(x, ucxVersionUnknown) || strings.Contains(x, "UCX before") {
+				t.Errorf("case %d, environment %v: not decided with --lib-version ucx=%s: %s\n%s", i, all, release, x, files())
+			}
 		}
-		for name, w := range want {
-			if got[name] != w {
-				var files strings.Builder
-				for _, d := range []string{"home", "cfg", "cwd"} {
-					b, _ := os.ReadFile(filepath.Join(dirs[d], "ucx.conf"))
-					fmt.Fprintf(&files, "%s/ucx.conf: %q\n", d, b)
-				}
-				t.Errorf("case %d, environment %v: UCX has %s=%q, ibkey reads %q\n%s", i, all, name, got[name], w, files.String())
+		if s.unknown != "" {
+			t.Errorf("case %d, environment %v: not decided with --lib-version ucx=%s: %s\n%s", i, all, release, s.unknown, files())
+		}
+		if s.Inactive != "" || s.Reject != "" {
+			continue
+		}
+		listed := strings.Split(got["UCX_NET_DEVICES"], ",")
+		for _, name := range append(slices.Clone(listed), "mlx5_0:1", "mlx5_0", "zz_9:2") {
+			dev, num := name, 1
+			if d, p, ok := strings.Cut(name, ":"); ok {
+				dev, num = d, atoi(p)
+			}
+			want := slices.Contains(listed, "all") || slices.Contains(listed, fmt.Sprintf("%s:%d", dev, num))
+			if ok, why := s.allows(nil, dev, num); ok != want {
+				t.Errorf("case %d, environment %v: UCX %s lists UCX_NET_DEVICES=%s: %s:%d selected %v, ibkey decides %v (%s)\n%s", i, all, release, got["UCX_NET_DEVICES"], dev, num, want, ok, why, files())
 			}
 		}
 	}

@@ -40,13 +40,13 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		exporting.exported = l.Vars[0]
 		s := l.setup(exporting)
 		if s.Inactive != "" {
-			out = append(out, &Result{Library: l, Inactive: s.Inactive, Verdict: NotApplicable})
+			out = append(out, &Result{Library: l, Inactive: s.Inactive, Version: s.Version, Verdict: NotApplicable})
 			continue
 		}
 		// What stops the library whatever its partition setting says (a component
 		// list Open MPI refuses): no export puts it in the partition.
 		if why := s.settledReject(in); why != "" {
-			out = append(out, &Result{Library: l, Setting: "no setting works: " + why, Findings: []string{why}, Verdict: DoesNotWork})
+			out = append(out, &Result{Library: l, Version: s.Version, Setting: "no setting works: " + why, Findings: []string{why}, Verdict: DoesNotWork})
 			continue
 		}
 		var used, idle []*Port
@@ -98,7 +98,7 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 				w.Setting = "not checked: " + l.Name + " uses no port that was read"
 			}
 		}
-		w.Idle, w.chosen = idle, aborted.chosen
+		w.Idle, w.chosen, w.Version = idle, aborted.chosen, s.Version
 		w.Aborts, w.unsure = aborted.Aborts, aborted.unsure
 		w.Findings = append(w.Findings, aborted.Findings...)
 		w.Unchecked = append(w.Unchecked, aborted.Unchecked...)

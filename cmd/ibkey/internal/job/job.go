@@ -44,6 +44,7 @@ type Options struct {
 	Assign     []string // KEY=VALUE arguments
 	EnvFile    string
 	Libs       string
+	LibVersion []string // LIB=VERSION, each maybe a comma-separated list
 	Perftest   string
 	Want       string
 	Wait       time.Duration
@@ -102,6 +103,9 @@ What each library does (from its own source; see docs/job.md):
 Libraries checked: --lib, else those whose settings are given, else all but
 perftest.
 
+--lib-version LIB=VERSION (nccl=2.29.2,ucx=1.13.1; repeatable): the job's
+library versions decide what depends on them (without: not checked).
+
 Hosts: the local host (sysfs), or the job's hosts: --fabric-file FILE (a saved
 sweep) with --node or --lid (default: every ACTIVE CA port in it), --lid LIDS
 read over MADs now, --node NAMES in a sweep run now, or --host NAME=SYSFSDIR (a
@@ -142,6 +146,7 @@ JSON (-o json; schemas/job.schema.json) is documented in docs/job.md.`,
 	fl := c.Flags()
 	fl.StringVar(&o.EnvFile, "env", "", "read the job's settings from `FILE` (KEY=VALUE lines)")
 	fl.StringVar(&o.Libs, "lib", "", "check only these `LIBS`, comma-separated: "+strings.Join(job.LibraryIDs(), ", "))
+	fl.StringArrayVar(&o.LibVersion, "lib-version", nil, "the job's library versions, `LIB=VERSION` (nccl=2.29.2,ucx=1.13.1; repeatable)")
 	fl.StringVar(&o.Perftest, "perftest", "", "a perftest `CMDLINE` ('ib_send_bw -d DEV --pkey_index=N')")
 	fl.StringVar(&o.Want, "want", "", "print the settings that put each library in `PARTITION` (0x0002)")
 	fl.DurationVar(&o.Wait, "wait", 0, "with --want: re-read the tables until the partition is ready, at most `DURATION`")
@@ -171,6 +176,9 @@ JSON (-o json; schemas/job.schema.json) is documented in docs/job.md.`,
 // like a setting no library reads.
 func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err error) {
 	in = job.Inputs{Env: job.Env{}}
+	if in.Versions, err = job.ParseLibVersions(o.LibVersion); err != nil {
+		return in, "", nil, cmdutil.Usagef("%v", err)
+	}
 	var sources []string
 	if o.EnvFile != "" || len(o.Assign) > 0 {
 		if o.EnvFile != "" {

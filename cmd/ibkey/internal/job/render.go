@@ -36,6 +36,7 @@ type libReport struct {
 	Library  string       `json:"library"`
 	Name     string       `json:"name"`
 	Kind     string       `json:"kind"`
+	Version  string       `json:"version,omitempty"`
 	Setting  string       `json:"setting,omitempty"`
 	Verdict  job.Verdict  `json:"verdict"`
 	Inactive string       `json:"inactive,omitempty"`
@@ -84,7 +85,7 @@ func newReport(rs []*job.Result, key check.PKey) report {
 		rep.Mode, rep.Partition = "want", key.Partition().String()
 	}
 	for _, r := range rs {
-		lr := libReport{Library: r.Library.ID, Name: r.Library.Name, Kind: r.Library.Kind.String(), Setting: r.Setting,
+		lr := libReport{Library: r.Library.ID, Name: r.Library.Name, Kind: r.Library.Kind.String(), Version: r.Version, Setting: r.Setting,
 			Verdict: r.Verdict, Inactive: r.Inactive, Same: r.Same, Findings: cmdutil.List(r.Findings), Fixes: cmdutil.List(r.Fixes),
 			Unchecked: cmdutil.List(r.Unchecked), Notes: cmdutil.List(r.Notes), Assumptions: cmdutil.List(r.Assumptions), Source: r.Library.Source,
 			Aborts: r.Aborts, Ports: []portReport{}}
