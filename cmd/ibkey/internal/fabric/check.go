@@ -120,7 +120,7 @@ unread-node, unread-table or not-checked).`,
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().StringVar(&o.Partitions, "partitions", "", "compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")
-	c.Flags().StringVar(&o.OpenSMConf, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): part_enforce, allow_both_pkeys and keep_pkey_indexes replace --allow-both and the defaults, partition_config_file is the default --partitions")
+	c.Flags().StringVar(&o.OpenSMConf, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): part_enforce, allow_both_pkeys and keep_pkey_indexes replace --allow-both and the defaults, partition_config_file is the default --partitions; a guid not the master SM's port is noted")
 	c.Flags().BoolVar(&o.AllowBoth, "allow-both", false, "OpenSM runs with -W (allow_both_pkeys): both gives a full and a limited entry")
 	c.Flags().BoolVar(&o.Strict, "strict", false, "exit 1 on warnings too")
 	c.Flags().StringSliceVar(&o.Ignore, "ignore", nil, "drop findings of these `RULES` (comma-separated, e.g. enforcement-off)")
@@ -202,6 +202,12 @@ func runCheck(o *CheckOptions) error {
 	// nothing definite was found and something was not checked; else 0.
 	definite := false
 	err := o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {
+		if _, sm := partconf.FabricPorts(fab); osm != nil && osm.GUID != 0 && sm != 0 && sm != osm.GUID {
+			// The conf names the port its OpenSM binds to (guid): not the port the
+			// swept ports' SM LID reaches, so it may be a standby's or another
+			// subnet's conf, whose partitions the master need not use.
+			o.Notices.Note(fmt.Sprintf("%s binds OpenSM to port %s (guid), but the master SM the ports name runs on port %s: the tables are compared with what this file gives, which the master may not read", o.OpenSMConf, osm.GUID, sm))
+		}
 		res, model := partconf.AuditFabric(fab, conf, osm, o.AllowBoth)
 		all := res.Findings
 		if o.SA.Ask {

@@ -207,6 +207,15 @@ func TestCheckOpenSMConf(t *testing.T) {
 	if r.Code != 1 || !strings.Contains(r.Stderr, "partition_config_file empty, so OpenSM reads no partitions.conf") || !strings.Contains(r.Stdout, "against OpenSM's own Default=0x7fff") {
 		t.Errorf("empty: exit %d\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
 	}
+	// guid: the port the conf's OpenSM binds to, against the master's (SM LID 1:
+	// port 0x100001 in the sweep).
+	for guid, named := range map[string]bool{"0x100001": false, "0x100002": true, "0": false} {
+		conf := writeTemp(t, "guid.conf", "partition_config_file "+abs+"\nguid "+guid+"\n")
+		r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", conf, "--ignore", "enforcement-off")
+		if got := strings.Contains(r.Stderr, "but the master SM the ports name runs on port 0x0000000000100001"); got != named {
+			t.Errorf("guid %s: note %v, want %v\n%s", guid, got, named, r.Stderr)
+		}
+	}
 	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", "/dev/zero")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "--opensm-conf") {
 		t.Errorf("--opensm-conf /dev/zero: exit %d, stderr %q; want exit 2 naming the flag", r.Code, r.Stderr)
