@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -51,7 +52,9 @@ func AddPortTypes(types map[check.GUID]check.NodeType, routers []string, f *fabr
 // audit may run elsewhere than OpenSM), and an empty partition_config_file, which
 // OpenSM never finds, gives noFile: what OpenSM then programs. note says which
 // partitions.conf that is, or why there is none; osm.Warnings are the values OpenSM
-// replaces with its defaults.
+// replaces with its defaults. A relative partition_config_file is OpenSM's working
+// directory's (osm_prtn_make_partitions stats it as given; daemonize does not chdir),
+// which ibkey cannot see: none is taken.
 func ReadOpenSMConf(path string, partitions *string) (osm *partconf.OpenSMConf, noFile *partconf.Config, note string, err error) {
 	data, err := fsread.ReadFile(path, partconf.MaxOpenSMConfSize, "an opensm.conf")
 	if err != nil {
@@ -64,6 +67,9 @@ func ReadOpenSMConf(path string, partitions *string) (osm *partconf.OpenSMConf, 
 	file := osm.PartitionsFile()
 	if file == "" {
 		return osm, partconf.NoFile(), fmt.Sprintf("comparing with OpenSM's own Default=0x7fff, ipoib : ALL=full: %s sets partition_config_file empty, so OpenSM reads no partitions.conf", path), nil
+	}
+	if !filepath.IsAbs(file) {
+		return osm, nil, fmt.Sprintf("not compared with a partitions.conf: %s names %s, relative to OpenSM's working directory, which ibkey cannot see (give --partitions)", path, file), nil
 	}
 	if _, err := os.Stat(file); err != nil {
 		return osm, nil, fmt.Sprintf("not compared with a partitions.conf: %s names %s, which is not here (give --partitions)", path, file), nil

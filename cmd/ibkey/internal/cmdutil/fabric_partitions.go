@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -77,6 +78,8 @@ func (o *OpenSMFlags) LoadFile(file *string, d *Deps) (*query.Partitions, error)
 		if opt, err = o.Options(); err == nil {
 			p = query.NewPartitions(noFile, opt)
 		}
+	case *file == "" && !filepath.IsAbs(osm.PartitionsFile()):
+		return nil, Usagef("%s names partition_config_file %s, relative to OpenSM's working directory, which ibkey cannot see: give FILE", o.Conf, osm.PartitionsFile())
 	case *file == "":
 		return nil, Usagef("%s names partition_config_file %s, which is not here: give FILE", o.Conf, osm.PartitionsFile())
 	default:

@@ -207,6 +207,12 @@ func TestCheckOpenSMConf(t *testing.T) {
 	if r.Code != 1 || !strings.Contains(r.Stderr, "partition_config_file empty, so OpenSM reads no partitions.conf") || !strings.Contains(r.Stdout, "against OpenSM's own Default=0x7fff") {
 		t.Errorf("empty: exit %d\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
 	}
+	// A relative partition_config_file is OpenSM's working directory's: not taken.
+	rel := writeTemp(t, "rel.conf", "partition_config_file "+filepath.Base(fabricConf)+"\n")
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", rel, "--ignore", "enforcement-off")
+	if !strings.Contains(r.Stderr, "relative to OpenSM's working directory, which ibkey cannot see (give --partitions)") {
+		t.Errorf("relative partition_config_file: exit %d, stderr:\n%s", r.Code, r.Stderr)
+	}
 	// guid: the port the conf's OpenSM binds to, against the master's (SM LID 1:
 	// port 0x100001 in the sweep).
 	for guid, named := range map[string]bool{"0x100001": false, "0x100002": true, "0": false} {

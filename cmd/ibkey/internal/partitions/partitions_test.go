@@ -361,6 +361,7 @@ func TestPartitionsOpenSMConfFile(t *testing.T) {
 	named := conf("named.conf", "partition_config_file "+parts+"\n")
 	empty := conf("empty.conf", "partition_config_file\n")
 	missing := conf("missing.conf", "partition_config_file "+filepath.Join(dir, "gone.conf")+"\n")
+	relative := conf("relative.conf", "partition_config_file partitions.conf\n")
 	self := conf("self.conf", "Default=0x7fff : ALL=full, SELF=full ;\nm=0x0006 : SELF=full, 0x3=full ;\n")
 	guid := conf("guid.conf", "guid 0x5\n")
 	badGUID := conf("badguid.conf", "guid 0x5\nguid zz\n")
@@ -374,6 +375,8 @@ func TestPartitionsOpenSMConfFile(t *testing.T) {
 		{[]string{"show", "--opensm-conf", named, "-o", "plain"}, 0, "0x0000000000000002", "note: reading " + parts},
 		{[]string{"check", "--opensm-conf", empty}, 0, "(no file): no problems found", "note: " + empty + " sets partition_config_file empty: OpenSM reads no partitions.conf and programs its own Default=0x7fff, ipoib : ALL=full"},
 		{[]string{"check", "--opensm-conf", missing}, 2, "", "ibkey: " + missing + " names partition_config_file " + filepath.Join(dir, "gone.conf") + ", which is not here: give FILE"},
+		// OpenSM reads a relative path from its own working directory (no chdir).
+		{[]string{"check", "--opensm-conf", relative}, 2, "", "ibkey: " + relative + " names partition_config_file partitions.conf, relative to OpenSM's working directory, which ibkey cannot see: give FILE"},
 		// FILE given: the conf's partition_config_file is not read.
 		{[]string{"check", parts, "--opensm-conf", missing}, 0, "both-without-W", ""},
 		// guid is SELF's port, shown with SELF's entries.
