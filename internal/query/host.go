@@ -537,7 +537,7 @@ type Entry struct {
 }
 
 // Valid reports whether the entry was read and holds a valid key.
-func (e *Entry) Valid() bool { return e.Unreadable == "" && e.PKey.Valid() }
+func (e *Entry) Valid() bool { return e.readable() && e.PKey.Valid() }
 
 // IPoIB is an IPoIB interface mapped to its port.
 type IPoIB struct {
@@ -739,7 +739,7 @@ func tableOf[K ~uint16](keys []K) *Table {
 func (t *Table) checkEntries() []check.TableEntry {
 	out := make([]check.TableEntry, len(t.Entries))
 	for i, e := range t.Entries {
-		out[i] = check.TableEntry{Index: e.Index, PKey: e.PKey, Readable: e.Unreadable == ""}
+		out[i] = check.TableEntry{Index: e.Index, PKey: e.PKey, Readable: e.readable()}
 	}
 	return out
 }
