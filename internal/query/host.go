@@ -584,12 +584,8 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	for _, d := range devs {
 		ports := d.Ports
 		if sel.HasPort {
-			if !slices.Contains(d.Ports, sel.Port) {
-				avail := make([]string, len(d.Ports))
-				for i, p := range d.Ports {
-					avail[i] = strconv.Itoa(p)
-				}
-				return nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", sel.Port, d.Name), Available: avail}
+			if err := CheckPort(d, sel.Port); err != nil {
+				return nil, err
 			}
 			ports = []int{sel.Port}
 		} else if len(d.Ports) == 0 {
@@ -630,6 +626,19 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 		return views, partial
 	}
 	return views, nil
+}
+
+// CheckPort is nil when device d has port num, else a *NotFoundError listing its
+// ports (exit 3).
+func CheckPort(d *ibverbs.Device, num int) error {
+	if slices.Contains(d.Ports, num) {
+		return nil
+	}
+	avail := make([]string, len(d.Ports))
+	for i, p := range d.Ports {
+		avail[i] = strconv.Itoa(p)
+	}
+	return &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", num, d.Name), Available: avail}
 }
 
 func (h *Host) loadPort(d *ibverbs.Device, num int, tables bool) (*PortView, error) {

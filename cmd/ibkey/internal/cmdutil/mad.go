@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -274,14 +273,7 @@ func (m *MADFlags) checkCA() error {
 	case err != nil || len(devs) != 1 || len(devs[0].Ports) == 0 || m.CAPort == 0:
 		return nil
 	}
-	if !slices.Contains(devs[0].Ports, m.CAPort) {
-		ports := make([]string, len(devs[0].Ports))
-		for i, p := range devs[0].Ports {
-			ports[i] = fmt.Sprint(p)
-		}
-		return &query.NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", m.CAPort, m.CA), Available: ports}
-	}
-	return nil
+	return query.CheckPort(devs[0], m.CAPort)
 }
 
 // Options are the transport options the flags select.
