@@ -113,26 +113,6 @@ func (f *Factory) noDevicesHint() string {
 	return NoDevicesHint
 }
 
-// IbsimSocket resolves the simulator's socket base name from --ibsim's value (flag,
-// "" when not given), in this one place: the flag, else IBKEY_IBSIM (1 meaning the
-// default); the default (--ibsim alone) is $IBSIM_SOCKNAME, else "sim" (the names
-// ibsim and its umad2sim library use for the socket). "" means no simulator: umad.
-func (f *Factory) IbsimSocket(flag string) string {
-	base := flag
-	if base == "" {
-		base = f.Getenv("IBKEY_IBSIM")
-		if base == "1" {
-			base = IbsimDefault
-		}
-	}
-	if base == IbsimDefault {
-		if s := f.Getenv("IBSIM_SOCKNAME"); s != "" {
-			base = s
-		}
-	}
-	return base
-}
-
 // Format is how a command prints its data.
 type Format int
 
