@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"cmp"
 	"context"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -95,8 +96,10 @@ func (f *Factory) Host() *query.Host {
 	}
 	dir := cmp.Or(f.SysfsDir, f.Getenv("IBKEY_SYSFS"), "/sys")
 	h := &query.Host{Sys: ibverbs.Open(dir), NoDevicesHint: f.noDevicesHint()}
-	if dir == "/sys" {
-		h.CharDevs = "/dev/infiniband" // this machine's own devices (query.Host.Unopenable)
+	if filepath.Clean(dir) == "/sys" {
+		// This machine's own devices (query.Host.Unopenable), as query.LocalVerbs
+		// tells its /sys: "/sys/" is it too.
+		h.CharDevs = "/dev/infiniband"
 	}
 	return h
 }
