@@ -218,7 +218,7 @@ func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressF
 			err, after = nil, err
 		}
 		n.Label(cmp.Or(label, FabricLabel(sels, fab.Via)))
-		return Then(render(views, Source{Via: fab.Via}, err), after)
+		return cmp.Or(render(views, Source{Via: fab.Via}, err), after)
 	})
 }
 
