@@ -1,7 +1,6 @@
 package query
 
 import (
-	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -110,7 +109,7 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	if s.PortNum != nil {
 		p := n.Port(*s.PortNum)
 		if p == nil {
-			return nil, nil, nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", *s.PortNum, nodeName(n)), Available: portNums(n.Ports)}
+			return nil, nil, nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", *s.PortNum, n.Name()), Available: portNums(n.Ports)}
 		}
 		return f, n, p, nil
 	}
@@ -137,7 +136,7 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	if len(nums) == 0 {
 		nums = portNums(n.Ports)
 	}
-	return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %s has ports %s: add ,port=P", s, nodeName(n), strings.Join(nums, ", "))}
+	return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %s has ports %s: add ,port=P", s, n.Name(), strings.Join(nums, ", "))}
 }
 
 // FindLID is the end port whose LID range (LID to LID+2^LMC-1) holds lid. A LID names
@@ -163,7 +162,7 @@ const maxListed = 12
 func nodeNames(f *fabric.Fabric) []string {
 	var out []string
 	for _, n := range f.Nodes {
-		out = append(out, nodeName(n))
+		out = append(out, n.Name())
 	}
 	sort.Strings(out)
 	return textsafe.Capped(out, maxListed)
@@ -186,8 +185,6 @@ func lidRanges(f *fabric.Fabric) []string {
 	return textsafe.Capped(IndexRanges(lids), maxListed)
 }
 
-func nodeName(n *fabric.Node) string { return cmp.Or(n.Description, n.GUID.String()) }
-
 func portNums(ports []*fabric.Port) []string {
 	var out []string
 	for _, p := range ports {
@@ -201,7 +198,7 @@ func portNums(ports []*fabric.Port) []string {
 // a port read from sysfs would get.
 func sweptPortView(n *fabric.Node, p *fabric.Port) *PortView {
 	d := &ibverbs.Device{
-		Name:     nodeName(n),
+		Name:     n.Name(),
 		NodeGUID: ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.GUID)},
 		NodeDesc: ibverbs.Opt[string]{Value: n.Description},
 	}

@@ -42,10 +42,8 @@ func GUIDSelector(f *fabric.Fabric, g check.GUID, base FabricSelector) (FabricSe
 			return sel, err
 		}
 	}
-	for _, n := range f.Nodes {
-		if n.GUID == g {
-			return route(n)
-		}
+	if n := f.Node(g); n != nil {
+		return route(n)
 	}
 	// What exists: the nodes' GUIDs, with their descriptions (the first 12).
 	var guids []string

@@ -537,7 +537,7 @@ type Entry struct {
 }
 
 // Valid reports whether the entry was read and holds a valid key.
-func (e *Entry) Valid() bool { return e.Unreadable == "" && e.PKey.Valid() }
+func (e *Entry) Valid() bool { return e.readable() && e.PKey.Valid() }
 
 // IPoIB is an IPoIB interface mapped to its port.
 type IPoIB struct {
@@ -584,12 +584,8 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	for _, d := range devs {
 		ports := d.Ports
 		if sel.HasPort {
-			if !slices.Contains(d.Ports, sel.Port) {
-				avail := make([]string, len(d.Ports))
-				for i, p := range d.Ports {
-					avail[i] = strconv.Itoa(p)
-				}
-				return nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", sel.Port, d.Name), Available: avail}
+			if err := CheckPort(d, sel.Port); err != nil {
+				return nil, err
 			}
 			ports = []int{sel.Port}
 		} else if len(d.Ports) == 0 {
@@ -630,6 +626,19 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 		return views, partial
 	}
 	return views, nil
+}
+
+// CheckPort is nil when device d has port num, else a *NotFoundError listing its
+// ports (exit 3).
+func CheckPort(d *ibverbs.Device, num int) error {
+	if slices.Contains(d.Ports, num) {
+		return nil
+	}
+	avail := make([]string, len(d.Ports))
+	for i, p := range d.Ports {
+		avail[i] = strconv.Itoa(p)
+	}
+	return &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", num, d.Name), Available: avail}
 }
 
 func (h *Host) loadPort(d *ibverbs.Device, num int, tables bool) (*PortView, error) {
@@ -739,7 +748,7 @@ func tableOf[K ~uint16](keys []K) *Table {
 func (t *Table) checkEntries() []check.TableEntry {
 	out := make([]check.TableEntry, len(t.Entries))
 	for i, e := range t.Entries {
-		out[i] = check.TableEntry{Index: e.Index, PKey: e.PKey, Readable: e.Unreadable == ""}
+		out[i] = check.TableEntry{Index: e.Index, PKey: e.PKey, Readable: e.readable()}
 	}
 	return out
 }

@@ -28,8 +28,11 @@ func ReadTable(h *Host, r PortRef) *TableRead {
 // NotRead is what of port r's table t did not read, as NotRead names it for a view
 // (its Table or Entries set), or nil when t read everything.
 func (t *TableRead) NotRead(r PortRef) *Unread {
-	return tableUnread(r, t.Err, &Table{Entries: t.Entries})
+	return tableUnread(r, t.Err, t.table())
 }
+
+// table is t's entries as a Table, for the rules a view's table goes through.
+func (t *TableRead) table() *Table { return &Table{Entries: t.Entries} }
 
 // Table change kinds.
 const (
@@ -125,16 +128,7 @@ func describeChange(a, b *Entry) (kind, desc string) {
 }
 
 // unread counts the entries that could not be read.
-func (t *TableRead) unread() int { return len((&Table{Entries: t.Entries}).Unread()) }
-
-// entries turns a read into can-talk's table form.
-func (t *TableRead) entries() []check.TableEntry {
-	out := make([]check.TableEntry, len(t.Entries))
-	for i, e := range t.Entries {
-		out[i] = check.TableEntry{Index: i, PKey: e.PKey, Readable: e.readable()}
-	}
-	return out
-}
+func (t *TableRead) unread() int { return len(t.table().Unread()) }
 
 // IPoIBEffects names the IPoIB interfaces of the port a change hits: those whose key
 // the kernel found at the changed index in the old table (ib_find_pkey in
@@ -147,11 +141,11 @@ func IPoIBEffects(ifcs []IPoIB, old, cur *TableRead, c TableChange) []string {
 	}
 	var out []string
 	for _, ifc := range ifcs {
-		i, _, ok := check.FindPKeyIndex(old.entries(), ifc.PKey)
+		i, _, ok := check.FindPKeyIndex(old.table().checkEntries(), ifc.PKey)
 		if !ok || i != c.Index {
 			continue
 		}
-		j, p, ok, known := findKnown(cur.entries(), ifc.PKey) // FindPKey's rule
+		j, p, ok, known := findKnown(cur.table().checkEntries(), ifc.PKey) // FindPKey's rule
 		switch {
 		case ok && !known:
 			// An entry not read may be the one the kernel now picks (endpoint_find.go).

@@ -66,7 +66,12 @@ func TestTableChanges(t *testing.T) {
 // found at that index (full preferred), and the new table says what happens to each.
 func TestIPoIBEffects(t *testing.T) {
 	e := func(v uint16) Entry { return Entry{PKey: check.PKey(v)} }
-	tab := func(es ...Entry) *TableRead { return &TableRead{Entries: es} }
+	tab := func(es ...Entry) *TableRead {
+		for i := range es {
+			es[i].Index = i // as ReadTable's entries (DecodeTable) are
+		}
+		return &TableRead{Entries: es}
+	}
 	ifcs := []IPoIB{{Name: "ib0.8001", PKey: 0x8001}, {Name: "ib0.8002", PKey: 0x8002}}
 	cases := []struct {
 		name     string

@@ -132,11 +132,11 @@ func (a *AddressFlags) Selectors(args []string) ([]query.FabricSelector, error) 
 		base.Port, base.HasPort = n, true
 	}
 	if a.GUID != "" {
-		spec, err := check.ParseEndpoint("guid=" + a.GUID)
-		if err != nil || spec.Kind != check.EndpointGUID {
+		g, err := check.ParseGUID(a.GUID)
+		if err != nil {
 			return nil, &query.UsageError{Msg: fmt.Sprintf("invalid --guid %q (accepted: %s)", a.GUID, check.GUIDForms)}
 		}
-		a.guid = spec.GUID
+		a.guid = g
 		return []query.FabricSelector{base}, nil
 	}
 	if a.DR != "" {
@@ -172,7 +172,7 @@ func addressHint(arg string) string {
 		if _, err := check.ParseLID(arg); err == nil && len(arg) <= 6 {
 			return fmt.Sprintf("to read the port with LID %s over MADs use --lid %s (-L %s)", arg, arg, arg)
 		}
-		if spec, err := check.ParseEndpoint("guid=" + arg); err == nil && spec.Kind == check.EndpointGUID {
+		if _, err := check.ParseGUID(arg); err == nil {
 			return fmt.Sprintf("to read the port with GUID %s over MADs use --guid %s (-G %s)", arg, arg, arg)
 		}
 	}
@@ -218,7 +218,7 @@ func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressF
 			err, after = nil, err
 		}
 		n.Label(cmp.Or(label, FabricLabel(sels, fab.Via)))
-		return Then(render(views, Source{Via: fab.Via}, err), after)
+		return cmp.Or(render(views, Source{Via: fab.Via}, err), after)
 	})
 }
 

@@ -30,10 +30,18 @@ func TestAddressHints(t *testing.T) {
 			t.Errorf("%q: %v; want %q", arg, err, want)
 		}
 	}
-	var a AddressFlags
-	a.GUID = "0xzz"
-	if _, err := a.Selectors(nil); err == nil || !strings.Contains(err.Error(), `invalid --guid "0xzz"`) {
-		t.Errorf("bad --guid: %v", err)
+	// --guid takes a GUID alone: an endpoint's options after it (pkey=, index=) are
+	// refused, never read past (they were, and were silently ignored).
+	for _, g := range []string{"0xzz", "0x0002c90300000204,pkey=0x8001", "0x0002c90300000204,index=1", "guid=0x0002c90300000204"} {
+		a := AddressFlags{GUID: g}
+		if _, err := a.Selectors(nil); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), fmt.Sprintf("invalid --guid %q", g)) {
+			t.Errorf("bad --guid %q: %v", g, err)
+		}
+	}
+	for _, g := range []string{"0x0002c90300000204", "2c90300000204", "0002:c903:0000:0204"} {
+		if _, err := (&AddressFlags{GUID: g}).Selectors(nil); err != nil {
+			t.Errorf("--guid %q: %v", g, err)
+		}
 	}
 }
 

@@ -147,19 +147,13 @@ func patchBashCompletion(script, name string) (string, error) {
 // writing GenBashCompletion's script.
 func UseFixedBashCompletion(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
-	for _, c := range root.Commands() {
-		if c.Name() != "completion" {
-			continue
-		}
-		for _, sh := range c.Commands() {
-			if sh.Name() != "bash" {
-				continue
-			}
-			sh.RunE = func(c *cobra.Command, args []string) error {
-				noDesc, _ := c.Flags().GetBool("no-descriptions")
-				return GenBashCompletion(root, c.OutOrStdout(), !noDesc)
-			}
-			sh.Run = nil
-		}
+	sh, _, err := root.Find([]string{"completion", "bash"})
+	if err != nil || sh.Name() != "bash" {
+		return
 	}
+	sh.RunE = func(c *cobra.Command, args []string) error {
+		noDesc, _ := c.Flags().GetBool("no-descriptions")
+		return GenBashCompletion(root, c.OutOrStdout(), !noDesc)
+	}
+	sh.Run = nil
 }

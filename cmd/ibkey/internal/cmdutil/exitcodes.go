@@ -34,13 +34,9 @@ type ExitMeaning struct {
 }
 
 // exitPrefix starts the cobra annotations SetExits keeps a command's codes in, one
-// per code: "ibkey.exit.4" holds what 4 means for the command. The keys and meanings
-// are constants, so declaring costs the command tree built on every run no copy
-// (issue 23's start-up budget).
+// per code: "ibkey.exit.4" holds what 4 means for the command, "ibkey.exit.128+N"
+// what a signal does (ExitCodeName).
 const exitPrefix = "ibkey.exit."
-
-// exitKeys are the annotation keys of the codes of the table.
-var exitKeys = [...]string{exitPrefix + "0", exitPrefix + "1", exitPrefix + "2", exitPrefix + "3", exitPrefix + "4"}
 
 // signalExit is the 128+N row of a command that declares its codes but not this one:
 // any command can be ended by a signal (Execute, SignalExitCode).
@@ -55,16 +51,7 @@ func SetExits(c *cobra.Command, exits ...ExitMeaning) {
 		c.Annotations = make(map[string]string, len(exits))
 	}
 	for _, e := range exits {
-		var key string
-		switch {
-		case e.Code >= 0 && e.Code < len(exitKeys):
-			key = exitKeys[e.Code]
-		case e.Code == ExitSignal:
-			key = exitPrefix + "128+N"
-		default:
-			key = exitPrefix + ExitCodeName(e.Code) // not in the table: its test names it
-		}
-		c.Annotations[key] = e.Meaning
+		c.Annotations[exitPrefix+ExitCodeName(e.Code)] = e.Meaning
 	}
 }
 

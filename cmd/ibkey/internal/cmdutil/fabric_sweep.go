@@ -128,33 +128,26 @@ func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables
 // abandoned connect), so a --timeout that expires while attaching takes effect right
 // after. A sweep that read nothing is an error: exit 4 when --timeout or ctx ended it,
 // else exit 3 (no fabric access).
-func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn func(f *fabric.Fabric) error) (err error) {
+func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn func(f *fabric.Fabric) error) error {
 	sctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	fab, err := s.MAD.Open(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := fab.T.Close(); cerr != nil && err == nil {
-			n.Warn(fmt.Sprintf("closing %s: %v", fab.Via, cerr))
+	return s.MAD.With(ctx, func(ctx context.Context, fab *query.Fabric) error {
+		// Progress on stderr while sweeping, when a person watches it
+		// (NewSweepProgress), erased before anything else is printed.
+		format, _ := s.MAD.f.Format()
+		progress := NewSweepProgress(s.MAD.f.IOStreams, format)
+		f, err := query.Sweep(sctx, fab.T, query.SweepOptions{NoTables: noTables, Source: fab.Via, Progress: progress.Option()})
+		progress.Done()
+		if f == nil {
+			if expired(sctx) && ctx.Err() == nil {
+				fmt.Fprintf(n.w, "ibkey: --timeout %v expired before anything was read: %v (via %s)\n", s.Timeout, err, fab.Via)
+				return Exit(ExitIncomplete)
+			}
+			return &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via)}
 		}
-	}()
-	// Progress on stderr while sweeping, when a person watches it (NewSweepProgress),
-	// erased before anything else is printed.
-	format, _ := s.MAD.f.Format()
-	progress := NewSweepProgress(s.MAD.f.IOStreams, format)
-	f, err := query.Sweep(sctx, fab.T, query.SweepOptions{NoTables: noTables, Source: fab.Via, Progress: progress.Option()})
-	progress.Done()
-	if f == nil {
-		if expired(sctx) && ctx.Err() == nil {
-			fmt.Fprintf(n.w, "ibkey: --timeout %v expired before anything was read: %v (via %s)\n", s.Timeout, err, fab.Via)
-			return Exit(ExitIncomplete)
-		}
-		return &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via)}
-	}
-	n.Label(fmt.Sprintf("fabric: %s", query.SweepSummary(f)))
-	return fn(f)
+		n.Label(fmt.Sprintf("fabric: %s", query.SweepSummary(f)))
+		return fn(f)
+	})
 }
 
 // PartialResult is err after fn printed f, unless f is partial (fabric.NotCheckedLines

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"cmp"
 	"context"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -95,8 +96,10 @@ func (f *Factory) Host() *query.Host {
 	}
 	dir := cmp.Or(f.SysfsDir, f.Getenv("IBKEY_SYSFS"), "/sys")
 	h := &query.Host{Sys: ibverbs.Open(dir), NoDevicesHint: f.noDevicesHint()}
-	if dir == "/sys" {
-		h.CharDevs = "/dev/infiniband" // this machine's own devices (query.Host.Unopenable)
+	if filepath.Clean(dir) == "/sys" {
+		// This machine's own devices (query.Host.Unopenable), as query.LocalVerbs
+		// tells its /sys: "/sys/" is it too.
+		h.CharDevs = "/dev/infiniband"
 	}
 	return h
 }
@@ -111,26 +114,6 @@ func (f *Factory) noDevicesHint() string {
 		}
 	}
 	return NoDevicesHint
-}
-
-// IbsimSocket resolves the simulator's socket base name from --ibsim's value (flag,
-// "" when not given), in this one place: the flag, else IBKEY_IBSIM (1 meaning the
-// default); the default (--ibsim alone) is $IBSIM_SOCKNAME, else "sim" (the names
-// ibsim and its umad2sim library use for the socket). "" means no simulator: umad.
-func (f *Factory) IbsimSocket(flag string) string {
-	base := flag
-	if base == "" {
-		base = f.Getenv("IBKEY_IBSIM")
-		if base == "1" {
-			base = IbsimDefault
-		}
-	}
-	if base == IbsimDefault {
-		if s := f.Getenv("IBSIM_SOCKNAME"); s != "" {
-			base = s
-		}
-	}
-	return base
 }
 
 // Format is how a command prints its data.

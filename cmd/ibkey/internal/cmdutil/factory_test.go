@@ -144,3 +144,28 @@ func TestColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestHostCharDevs: the host is this machine's own, whose /dev/infiniband tells what a
+// library can open (query.Host.Unopenable, MaxPKeys), exactly when it is /sys however
+// written, as query.LocalVerbs tells it; never for another tree or the demo host.
+func TestHostCharDevs(t *testing.T) {
+	for _, tc := range []struct {
+		sysfs, env string
+		demo       bool
+		want       string
+	}{
+		{"", "", false, "/dev/infiniband"},
+		{"/sys", "", false, "/dev/infiniband"},
+		{"/sys/", "", false, "/dev/infiniband"},
+		{"", "//sys/.", false, "/dev/infiniband"},
+		{"testdata/sys", "", false, ""},
+		{"/sys-copy", "", false, ""},
+		{"", "", true, ""},
+	} {
+		f := NewFactory(&IOStreams{}, func(k string) string { return map[string]string{"IBKEY_SYSFS": tc.env}[k] }, time.Now)
+		f.SysfsDir, f.Demo = tc.sysfs, tc.demo
+		if got := f.Host().CharDevs; got != tc.want {
+			t.Errorf("--sysfs %q IBKEY_SYSFS %q demo %v: CharDevs %q, want %q", tc.sysfs, tc.env, tc.demo, got, tc.want)
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -158,8 +157,25 @@ func (m *MADFlags) addressFlags() string {
 	return strings.Join(flags[:len(flags)-1], ", ") + " or " + flags[len(flags)-1]
 }
 
-// IbsimBase returns the simulator's socket base name, or "" when umad is selected.
-func (m *MADFlags) IbsimBase() string { return m.f.IbsimSocket(m.Ibsim) }
+// IbsimBase resolves the simulator's socket base name, in this one place: --ibsim,
+// else IBKEY_IBSIM (1 meaning the default); the default (--ibsim alone) is
+// $IBSIM_SOCKNAME, else "sim" (the names ibsim and its umad2sim library use for the
+// socket). "" means no simulator: umad.
+func (m *MADFlags) IbsimBase() string {
+	base := m.Ibsim
+	if base == "" {
+		base = m.f.Getenv("IBKEY_IBSIM")
+		if base == "1" {
+			base = IbsimDefault
+		}
+	}
+	if base == IbsimDefault {
+		if s := m.f.Getenv("IBSIM_SOCKNAME"); s != "" {
+			base = s
+		}
+	}
+	return base
+}
 
 // Explicit reports whether a transport was chosen (--ibsim or --ca).
 func (m *MADFlags) Explicit() bool { return m.IbsimBase() != "" || m.CA != "" }
@@ -274,14 +290,7 @@ func (m *MADFlags) checkCA() error {
 	case err != nil || len(devs) != 1 || len(devs[0].Ports) == 0 || m.CAPort == 0:
 		return nil
 	}
-	if !slices.Contains(devs[0].Ports, m.CAPort) {
-		ports := make([]string, len(devs[0].Ports))
-		for i, p := range devs[0].Ports {
-			ports[i] = fmt.Sprint(p)
-		}
-		return &query.NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", m.CAPort, m.CA), Available: ports}
-	}
-	return nil
+	return query.CheckPort(devs[0], m.CAPort)
 }
 
 // Options are the transport options the flags select.

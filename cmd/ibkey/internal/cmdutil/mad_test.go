@@ -92,7 +92,7 @@ func TestOpenFabricUmad(t *testing.T) {
 	}
 }
 
-func TestIbsimSocket(t *testing.T) {
+func TestIbsimBase(t *testing.T) {
 	cases := []struct {
 		flag string
 		env  map[string]string

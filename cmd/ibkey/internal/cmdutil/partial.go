@@ -49,11 +49,3 @@ func HostNotRead(n *Notices, views []*query.PortView, err error) (incomplete []I
 	}
 	return incomplete, after, nil
 }
-
-// Then is err, or after when err is nil: a partial read's exit 4 after the output.
-func Then(err, after error) error {
-	if err != nil {
-		return err
-	}
-	return after
-}

@@ -2,6 +2,7 @@
 package devices
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -149,7 +150,7 @@ func renderDevices(o *DevicesOptions, views []*query.PortView, src cmdutil.Sourc
 		}
 	}
 	// Rows with entries or a table not read are shown as read; the exit says so.
-	return cmdutil.Then(writeDevices(o, rows, views, src), after)
+	return cmp.Or(writeDevices(o, rows, views, src), after)
 }
 
 func writeDevices(o *DevicesOptions, rows []devicePortJSON, views []*query.PortView, src cmdutil.Source) error {

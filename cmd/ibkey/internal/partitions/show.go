@@ -1,6 +1,7 @@
 package partitions
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"sort"
@@ -166,7 +167,7 @@ func runShow(o *ShowOptions) error {
 		o.Notices.Warn(self) // wrapped to a terminal's width
 		selfErr = cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
-	return cmdutil.Then(typeUnknown(o.IO.ErrOut, s.p, s.unknownType, "the tables above are"), selfErr)
+	return cmp.Or(typeUnknown(o.IO.ErrOut, s.p, s.unknownType, "the tables above are"), selfErr)
 }
 
 // incomplete is what the JSON says of each exit-4 cause of show (the stderr lines'):

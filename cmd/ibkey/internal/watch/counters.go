@@ -206,7 +206,7 @@ func runCounters(o *CountersOptions) error {
 			if err != nil {
 				return err
 			}
-			return cmdutil.Then(watchCounters(ctx, o, sampler, watched{label: cmdutil.FabricLabel(o.Fabric, fab.Via), via: fab.Via,
+			return cmp.Or(watchCounters(ctx, o, sampler, watched{label: cmdutil.FabricLabel(o.Fabric, fab.Via), via: fab.Via,
 				nodes: fabricNodes(views), load: fabricTables(ctx, fab, views)}), after)
 		})
 	}
@@ -223,7 +223,7 @@ func runCounters(o *CountersOptions) error {
 		return err
 	}
 	o.notWatched = inc
-	return cmdutil.Then(o.watchHost(host, sampler), partial)
+	return cmp.Or(o.watchHost(host, sampler), partial)
 }
 
 // loadMany is host.LoadMany without its *query.PartialError, which runCounters has
@@ -528,7 +528,7 @@ func (e *watchEnd) exit(n *cmdutil.Notices, how string, err error, stopped bool)
 	case len(e.failed) > 0:
 		// Shown as error(...) (a counter) or GONE/NOREPLY (a port) in the lines: a
 		// counter not read is not checked.
-		return cmdutil.Then(err, cmdutil.Exit(cmdutil.ExitIncomplete))
+		return cmp.Or(err, cmdutil.Exit(cmdutil.ExitIncomplete))
 	case len(e.unread.ports) > 0:
 		// Shown as n/a: a listing with its reasons, but counters the watch was asked
 		// for that the port has and the sources chosen could not read (sysfs has no
@@ -536,7 +536,7 @@ func (e *watchEnd) exit(n *cmdutil.Notices, how string, err error, stopped bool)
 		// n/a because the port has no such counter (Reading.Absent) is not a gap.
 		n.Warn(fmt.Sprintf("%s not read on %s (n/a: %s)", strings.Join(e.unread.names, ", "),
 			textsafe.Plural(len(e.unread.ports), "port", "ports"), how))
-		return cmdutil.Then(err, cmdutil.Exit(cmdutil.ExitIncomplete))
+		return cmp.Or(err, cmdutil.Exit(cmdutil.ExitIncomplete))
 	}
 	return err // nil, or the signal that stopped the watch
 }

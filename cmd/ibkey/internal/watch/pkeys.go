@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -118,7 +119,7 @@ func runPKeys(o *PKeysOptions) error {
 		}
 	}
 	if len(refs) == 0 {
-		return cmdutil.Then(&query.EnvError{Msg: "no port with a P_Key table to watch"}, partial)
+		return &query.EnvError{Msg: "no port with a P_Key table to watch"}
 	}
 	names := make([]string, len(refs))
 	for i, r := range refs {
@@ -174,7 +175,7 @@ func runPKeys(o *PKeysOptions) error {
 		n.Warn("a table or entry could not be read during the watch (the events say which): a change there in that time was not seen")
 		return cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
-	return cmdutil.Then(err, partial)
+	return cmp.Or(err, partial)
 }
 
 // tableEvents are query.TableChanges as watch pkeys prints them, with the IPoIB

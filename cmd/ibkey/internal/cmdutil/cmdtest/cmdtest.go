@@ -6,6 +6,7 @@ package cmdtest
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,12 +85,9 @@ func declared(t testing.TB, c *cobra.Command, code int) {
 	}
 	rows, _ := cmdutil.CommandExits(c)
 	name := cmdutil.ExitCodeName(code)
-	for _, r := range rows {
-		if r.Code == name {
-			return
-		}
+	if !slices.ContainsFunc(rows, func(r cmdutil.ExitCodeDoc) bool { return r.Code == name }) {
+		t.Errorf("%s exited %d, a code its --help does not list (cmdutil.SetExits)", c.CommandPath(), code)
 	}
-	t.Errorf("%s exited %d, a code its --help does not list (cmdutil.SetExits)", c.CommandPath(), code)
 }
 
 // GoldenCase is a command line, its exit code and, in testdata/TEST/NAME.golden, its

@@ -142,12 +142,7 @@ func isJSON(args []string) bool {
 
 // has reports whether args has the flag name (--key, or --key=V).
 func has(args []string, name string) bool {
-	for _, a := range args {
-		if a == name || strings.HasPrefix(a, name+"=") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(args, func(a string) bool { return a == name || strings.HasPrefix(a, name+"=") })
 }
 
 // Lines validates a stream of JSON lines (watch -o json): every non-empty line is one
