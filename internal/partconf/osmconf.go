@@ -29,7 +29,10 @@ import (
 //     OpenSM choose (main.c get_port_guid: the only local port, else the first not
 //     DOWN). opts_parse_net64 reads it with strtoull(base 0) and refuses an empty
 //     value, text after the number and an overflow ("-E- Parsing error in field
-//     guid"), keeping the value it had.
+//     guid"), keeping the value it had;
+//   - log_file PATH (default /var/log/opensm.log; -f): where OpenSM logs what
+//     `ibkey sm log` reads. osm_log_init_v2 (libopensm/osm_log.c) writes to stdout
+//     for (null), - and stdout, to stderr for stderr, else opens the path.
 //
 // Booleans follow opts_parse_boolean: exactly "TRUE" is true, anything else false.
 //
@@ -57,6 +60,8 @@ type OpenSMConf struct {
 	PartitionConfigFile string
 	// GUID is guid: the port OpenSM binds to (SELF), 0 when OpenSM chooses.
 	GUID check.GUID
+	// LogFile is log_file as OpenSM holds it (LogPath: where that is).
+	LogFile string
 	// Warnings: values OpenSM replaces with its default, with the line.
 	Warnings []string
 }
@@ -90,6 +95,21 @@ func (c *OpenSMConf) PartitionsFile() string {
 	return c.PartitionConfigFile
 }
 
+// defaultLogFile is OSM_DEFAULT_LOG_FILE (include/opensm/osm_base.h, Linux).
+const defaultLogFile = "/var/log/opensm.log"
+
+// LogPath is the file OpenSM logs to, or "" and the stream it writes instead
+// (stdout, stderr: under systemd the journal) (osm_log_init_v2).
+func (c *OpenSMConf) LogPath() (path, stream string) {
+	switch c.LogFile {
+	case "(null)", "-", "stdout":
+		return "", "stdout"
+	case "stderr":
+		return "", "stderr"
+	}
+	return c.LogFile, ""
+}
+
 // MaxOpenSMConfSize bounds what ParseOpenSMConf is given; OpenSM's own default file is
 // about 40 KB.
 const MaxOpenSMConfSize = 4 << 20
@@ -102,7 +122,7 @@ const MaxOpenSMConfSize = 4 << 20
 // leading and trailing isspace, then one pair of matching quotes removed (a lone
 // quote is both ends: nothing is left).
 func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
-	c := &OpenSMConf{KeepPKeyIndexes: true, PartitionConfigFile: defaultPartitionsFile}
+	c := &OpenSMConf{KeepPKeyIndexes: true, PartitionConfigFile: defaultPartitionsFile, LogFile: defaultLogFile}
 	partEnforce, noEnforce := "both", false
 	lineNo := 1
 	for len(data) > 0 {
@@ -146,6 +166,8 @@ func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
 			c.KeepPKeyIndexes = val == "TRUE"
 		case "partition_config_file":
 			c.PartitionConfigFile = val
+		case "log_file":
+			c.LogFile = val
 		case "guid":
 			// opts_strtoull: the whole value is the number, and no overflow (strtoull's
 			// ERANGE); "-1" is 0xffffffffffffffff, as strtoull wraps it.

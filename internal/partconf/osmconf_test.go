@@ -64,12 +64,12 @@ func TestOpenSMConfDefaultsMatchOpenSM(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := ParseOpenSMConf(file, data)
-	for _, k := range []string{"part_enforce", "allow_both_pkeys", "keep_pkey_indexes", "partition_config_file", "no_partition_enforcement", "guid"} {
+	for _, k := range []string{"part_enforce", "allow_both_pkeys", "keep_pkey_indexes", "partition_config_file", "no_partition_enforcement", "guid", "log_file"} {
 		if !regexp.MustCompile(`(?m)^` + k + `[ \t]`).Match(data) {
 			t.Errorf("opensm -c does not write %s (OpenSM renamed it?)", k)
 		}
 	}
-	if c.EnforceOff || c.AllowBoth || !c.KeepPKeyIndexes || c.PartitionConfigFile != "/etc/opensm/partitions.conf" || c.GUID != 0 || len(c.Warnings) > 0 {
+	if c.EnforceOff || c.AllowBoth || !c.KeepPKeyIndexes || c.PartitionConfigFile != "/etc/opensm/partitions.conf" || c.LogFile != "/var/log/opensm.log" || c.GUID != 0 || len(c.Warnings) > 0 {
 		t.Errorf("defaults: %+v", c)
 	}
 }
@@ -89,6 +89,7 @@ func osmConfInputs() []string {
 		"allow_both_pkeys":         {"TRUE", "FALSE", "true", "1", `'TRUE'`, "TRUE junk", ""},
 		"keep_pkey_indexes":        {"TRUE", "FALSE", "false", "0", `"FALSE"`, "FALSE x", ""},
 		"partition_config_file":    {"/x/p.conf", "/a b/c", "'/q r'", `"/s"`, "/with#hash", "", "/" + strings.Repeat("d", 1100), "/nul\x00/x", `"`},
+		"log_file":                 {"/var/log/o.log", "(null)", "-", "stdout", "stderr", "", `"/q.log"`, "rel.log", "/a b.log"},
 		"guid": {"0x0002c90300000201", "0X0002C90300000211", "0x0", "0", "1234567", "0755", "0x", "-1", "+0x10", "0x1g", "0x10000000000000000",
 			"18446744073709551615", "18446744073709551616", `"0x42"`, "0x42 0x43", "zz", "", "0b101", "0x_1"},
 		"Part_enforce":   {"off"},
@@ -169,9 +170,10 @@ func TestOpenSMConfAgainstOpenSM(t *testing.T) {
 			AllowBoth:           osm["allow_both_pkeys"] == "TRUE",
 			KeepPKeyIndexes:     osm["keep_pkey_indexes"] == "TRUE",
 			PartitionConfigFile: osm["partition_config_file"],
+			LogFile:             osm["log_file"],
 		}
 		c := ParseOpenSMConf("in.conf", []byte(text))
-		got := OpenSMConf{GUID: c.GUID, EnforceOff: c.EnforceOff, AllowBoth: c.AllowBoth, KeepPKeyIndexes: c.KeepPKeyIndexes, PartitionConfigFile: c.PartitionConfigFile}
+		got := OpenSMConf{GUID: c.GUID, EnforceOff: c.EnforceOff, AllowBoth: c.AllowBoth, KeepPKeyIndexes: c.KeepPKeyIndexes, PartitionConfigFile: c.PartitionConfigFile, LogFile: c.LogFile}
 		if !reflect.DeepEqual(got, want) {
 			if bad++; bad <= 5 {
 				t.Errorf("file %d %q:\n ibkey  %+v\n OpenSM %+v", i, text, got, want)

@@ -43,6 +43,27 @@ func (o *OpenSMFlags) FileArg(cmd string, args []string) (string, error) {
 	return "", nil
 }
 
+// ReadConf reads --opensm-conf (query.ReadOpenSMConf, which says what *file
+// becomes), warns of the values OpenSM replaces, and sets the flags the file
+// replaces: --allow-both, and --sm-guid from a guid not 0 (the port OpenSM binds to is
+// SELF's; guid 0: OpenSM picks one, not known here).
+func (o *OpenSMFlags) ReadConf(file *string, n *Notices) (osm *partconf.OpenSMConf, noFile *partconf.Config, note string, err error) {
+	if osm, noFile, note, err = query.ReadOpenSMConf(o.Conf, file); err != nil {
+		return nil, nil, "", err
+	}
+	for _, w := range osm.Warnings {
+		n.Warn(w)
+	}
+	o.AllowBoth = osm.AllowBoth
+	if osm.GUID != 0 {
+		if given, err := check.ParseGUID(strings.TrimPrefix(o.SMGUID, "guid=")); o.SMGUID != "" && (err != nil || given != osm.GUID) {
+			n.Warn(fmt.Sprintf("--sm-guid %s is replaced by guid %s of %s, the port OpenSM binds to", o.SMGUID, osm.GUID, o.Conf))
+		}
+		o.SMGUID = osm.GUID.String()
+	}
+	return osm, noFile, note, nil
+}
+
 // LoadFile is Load after --opensm-conf: the file's options win over the flags where
 // they overlap (partconf.OpenSMConf.Options), and without a partitions file (*file is
 // "") it reads the one OpenSM reads (query.ReadOpenSMConf), says so, and sets *file.
@@ -53,20 +74,9 @@ func (o *OpenSMFlags) LoadFile(file *string, d *Deps) (*query.Partitions, error)
 		return o.Load(*file, d.IO)
 	}
 	given := *file != ""
-	osm, noFile, _, err := query.ReadOpenSMConf(o.Conf, file)
+	osm, noFile, _, err := o.ReadConf(file, d.Notices)
 	if err != nil {
 		return nil, err
-	}
-	for _, w := range osm.Warnings {
-		d.Notices.Warn(w)
-	}
-	o.AllowBoth = osm.AllowBoth
-	if osm.GUID != 0 {
-		// The port OpenSM binds to is SELF's (guid 0: OpenSM picks one, not known here).
-		if given, err := check.ParseGUID(strings.TrimPrefix(o.SMGUID, "guid=")); o.SMGUID != "" && (err != nil || given != osm.GUID) {
-			d.Notices.Warn(fmt.Sprintf("--sm-guid %s is replaced by guid %s of %s, the port OpenSM binds to", o.SMGUID, osm.GUID, o.Conf))
-		}
-		o.SMGUID = osm.GUID.String()
 	}
 	var p *query.Partitions
 	switch {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -60,8 +61,9 @@ func NewCmdLog(f *cmdutil.Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "log [FILE|-]",
 		Short: "Explain the partition and key events of an OpenSM log",
-		Long: `Read OpenSM's log (FILE, default ` + DefaultLog + `, none with --demo; - for
-standard input) and explain every partition and key event in it. For each: when, both
+		Long: `Read OpenSM's log (FILE, default ` + DefaultLog + ` or --opensm-conf's log_file,
+none with --demo; - for standard input) and explain every partition and key event
+in it. For each: when, both
 ends by name and port, the key decoded, the rule that failed (in the words can-talk
 uses) and what to change.
 
@@ -178,6 +180,7 @@ EVENT
 	fl.StringVar(&o.Partitions, "partitions", "", "name the line to edit in this OpenSM partitions.conf (`FILE`)")
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
+	o.OpenSM.AddConfFlag(c, ", log_file is the log read without FILE")
 	_ = c.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(kindNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("since", cmdutil.CompleteDurations("10m", "1h", "24h", "168h"))
 	cmdutil.SetExits(c,
@@ -209,6 +212,46 @@ func (o *LogOptions) validate() error {
 	return nil
 }
 
+// readConf reads --opensm-conf (cmdutil.OpenSMFlags.ReadConf): without FILE its
+// log_file is the log, and without --partitions its partition_config_file names the
+// lines fixes quote. Where OpenSM writes no file ibkey can read (stdout, stderr, a
+// path relative to OpenSM's working directory, an empty value) FILE is needed.
+func (o *LogOptions) readConf() error {
+	if o.OpenSM.Conf == "" {
+		return nil
+	}
+	conf := o.OpenSM.Conf
+	given := o.Partitions != ""
+	osm, noFile, _, err := o.OpenSM.ReadConf(&o.Partitions, o.Notices)
+	if err != nil {
+		return err
+	}
+	switch file := osm.PartitionsFile(); {
+	case given:
+	case noFile != nil:
+		o.Notices.Note(conf + " sets partition_config_file empty: OpenSM reads no partitions.conf and programs its own Default=0x7fff, ipoib : ALL=full; fixes name no line of a file")
+	case o.Partitions == "":
+		o.Notices.Note(fmt.Sprintf("fixes name no line of a partitions.conf: %s names partition_config_file %s, which is not here or is relative to OpenSM's working directory (give --partitions)", conf, file))
+	default:
+		o.Notices.Note("reading " + o.Partitions + ", the partition_config_file of " + conf)
+	}
+	if o.Given {
+		return nil
+	}
+	path, stream := osm.LogPath()
+	switch {
+	case stream != "":
+		return cmdutil.Usagef("%s sets log_file %q: OpenSM writes its log to %s (under systemd, the journal), not to a file: give it on standard input (journalctl -u opensm -o cat | ibkey sm log -)", conf, osm.LogFile, stream)
+	case path == "":
+		return cmdutil.Usagef("%s sets log_file empty: OpenSM cannot open that and does not start; give the log's path", conf)
+	case !filepath.IsAbs(path):
+		return cmdutil.Usagef("%s sets log_file %s, relative to OpenSM's working directory, which ibkey cannot see: give the log's path", conf, path)
+	}
+	o.File = path
+	o.Notices.Note("reading " + path + ", the log_file of " + conf)
+	return nil
+}
+
 // kindNames are the event kinds --kind accepts.
 func kindNames() []string {
 	var names []string
@@ -220,6 +263,9 @@ func kindNames() []string {
 
 func runLog(o *LogOptions) error {
 	if err := o.validate(); err != nil {
+		return err
+	}
+	if err := o.readConf(); err != nil {
 		return err
 	}
 	// The partitions file is read first: a bad one is reported before anything else.

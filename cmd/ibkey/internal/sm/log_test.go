@@ -678,3 +678,64 @@ func TestLogSweptNoteEveryOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestLogOpenSMConf: --opensm-conf gives what the flags would: its log_file is the log
+// without FILE, its partition_config_file the partitions without --partitions, and its
+// guid SELF's port; each said on stderr. A log_file OpenSM writes no file for, or one
+// relative to its working directory, is bad usage saying what to give.
+func TestLogOpenSMConf(t *testing.T) {
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	log, parts := abs(labLog), abs(labConf)
+	dir := t.TempDir()
+	conf := func(text string) string {
+		f, err := os.CreateTemp(dir, "opensm*.conf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(text); err != nil {
+			t.Fatal(err)
+		}
+		return f.Name()
+	}
+	full := conf("log_file " + log + "\npartition_config_file " + parts + "\nguid 0x0002c90300000201\n")
+	base := []string{"sm", "log", "--year", "2026", "--fabric-file", labFabric, "--table-size", "64"}
+	want := cmdtest.Run(t, root, false, nil, append(base, log, "--partitions", parts, "--sm-guid", "0x0002c90300000201")...)
+	got := cmdtest.Run(t, root, false, nil, append(base, "--opensm-conf", full)...)
+	if got.Code != want.Code || got.Stdout != want.Stdout {
+		t.Errorf("sm log --opensm-conf: exit %d (flags: %d), stdout differs:\n%s\n--- with the flags:\n%s", got.Code, want.Code, got.Stdout, want.Stdout)
+	}
+	for _, note := range []string{"note: reading " + log + ", the log_file of " + full, "note: reading " + parts + ", the partition_config_file of " + full} {
+		if !strings.Contains(got.Stderr, note) {
+			t.Errorf("stderr lacks %q:\n%s", note, got.Stderr)
+		}
+	}
+	for value, msg := range map[string]string{
+		"stdout": `sets log_file "stdout": OpenSM writes its log to stdout (under systemd, the journal), not to a file: give it on standard input`,
+		"(null)": `sets log_file "(null)": OpenSM writes its log to stdout`,
+		"stderr": `sets log_file "stderr": OpenSM writes its log to stderr`,
+		"o.log":  "sets log_file o.log, relative to OpenSM's working directory, which ibkey cannot see: give the log's path",
+		`""`:     "sets log_file empty: OpenSM cannot open that and does not start",
+	} {
+		r := cmdtest.Run(t, root, false, nil, "sm", "log", "--opensm-conf", conf("log_file "+value+"\n"))
+		if r.Code != 2 || !strings.Contains(r.Stderr, msg) {
+			t.Errorf("log_file %s: exit %d, stderr %q; want exit 2 and %q", value, r.Code, r.Stderr, msg)
+		}
+	}
+	// A log the conf names that is not here is this machine's, as the default log is:
+	// exit 3.
+	if r := cmdtest.Run(t, root, false, nil, "sm", "log", "--opensm-conf", conf("log_file /x/o.log\n")); r.Code != 3 || !strings.Contains(r.Stderr, "no OpenSM log /x/o.log") {
+		t.Errorf("log_file /x/o.log: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	// FILE given: the conf's log_file is not read.
+	r := cmdtest.Run(t, root, false, nil, "sm", "log", log, "--year", "2026", "--opensm-conf", conf("log_file stdout\n"))
+	if r.Code != 1 {
+		t.Errorf("FILE and a conf logging to stdout: exit %d\n%s", r.Code, r.Stderr)
+	}
+}
