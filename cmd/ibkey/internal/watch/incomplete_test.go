@@ -253,3 +253,21 @@ func TestWatchPKeysUnreadAtStart(t *testing.T) {
 		t.Errorf("a port read whole: exit %d, stdout %q", r.Code, r.Stdout)
 	}
 }
+
+// TestPKeysNothingRead (rule 1): when no table could be read, the ports not read may
+// hold one: exit 4 naming them, not exit 3's "no port with a P_Key table" (which
+// stays for ports that have none, watch_test.go).
+func TestPKeysNothingRead(t *testing.T) {
+	dir := t.TempDir()
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	// Every device with P_Key tables unreadable: irdma0 (iWARP) has none.
+	for _, d := range []string{"mlx5_0", "mlx5_1", "mlx5_2"} {
+		cmdtest.UnreadableDevice(t, dir, d)
+	}
+	r := cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "watch", "pkeys", "--count", "1", "--interval", "10ms")
+	if r.Code != 4 || !strings.Contains(r.Stderr, "not read: device mlx5_0") || !strings.Contains(r.Stderr, "ibkey: no P_Key table could be read: nothing is watched") || strings.Contains(r.Stderr, "no port with a P_Key table") {
+		t.Errorf("exit %d\n%s", r.Code, r.Stderr)
+	}
+}

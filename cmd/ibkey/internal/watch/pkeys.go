@@ -108,17 +108,24 @@ func runPKeys(o *PKeysOptions) error {
 		n.Label(l)
 	}
 	var refs []query.PortRef
+	notRead := partial != nil
 	for _, v := range views {
 		switch {
 		case v.TableNotRead() != "":
 			n.Warn(fmt.Sprintf("%s: %s: not watched", v.Ref(), v.TableMissing))
+			notRead = true
 		case v.TableAbsent:
 			n.Note(fmt.Sprintf("%s: %s: not watched", v.Ref(), v.TableMissing))
 		default:
 			refs = append(refs, v.Ref())
 		}
 	}
-	if len(refs) == 0 {
+	switch {
+	case len(refs) == 0 && notRead:
+		// What was not read may have a table: not "no table" (exit 3), not checked.
+		fmt.Fprintln(o.IO.ErrOut, "ibkey: no P_Key table could be read: nothing is watched (the ports and devices above were not read)")
+		return cmdutil.Exit(cmdutil.ExitIncomplete)
+	case len(refs) == 0:
 		return &query.EnvError{Msg: "no port with a P_Key table to watch"}
 	}
 	names := make([]string, len(refs))
