@@ -417,13 +417,15 @@ func TestEmptyEnvironmentVariableIsSet(t *testing.T) {
 					env.stdout = sameNote(t, env.stdout, `"UCX: ucx.conf files`, "not present (UCX skips them too): /etc/ucx/ucx.conf, ./ucx.conf")
 					arg.stdout = sameNote(t, arg.stdout, `"UCX: only the settings given are read`, "are read only with settings from the environment")
 				}
-				// NCCL's and MVAPICH2's configuration files likewise (none here): the
+				// NCCL's, MVAPICH2's and NVSHMEM's configuration files likewise (none here): the
 				// note that they were not read is the only difference.
 				switch l.ID {
 				case job.NCCL.ID:
 					arg.stdout = withoutLine(t, arg.stdout, `"NCCL: only the settings given are read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf`)
 				case job.MVAPICH2.ID:
 					arg.stdout = withoutLine(t, arg.stdout, `"MVAPICH2: only the settings given are read; ~/.mvapich2.conf`)
+				case job.NVSHMEM.ID:
+					arg.stdout = withoutLine(t, arg.stdout, `"NVSHMEM: only the settings given are read; /etc/nvshmem.conf, ~/.nvshmem.conf and NVSHMEM_CONF_FILE`)
 				}
 				if env.code != arg.code || env.stdout != arg.stdout {
 					t.Errorf("%s= in the environment: exit %d\n%s\nas an argument: exit %d\n%s", name, env.code, env.stdout, arg.code, arg.stdout)
