@@ -72,6 +72,9 @@ type Inputs struct {
 	// UCX are UCX's configuration files (ucx.conf) as read on this host (nil: not
 	// read, the settings not coming from the environment).
 	UCX *UCXFiles
+	// NVSHMEM are NVSHMEM's configuration files (nvshmem.conf) as read on this host
+	// (nil: not read).
+	NVSHMEM *NVSHMEMFiles
 	// Versions are the job's library versions (--lib-version): where a library's
 	// behaviour changes with its version, the version given decides (libVersion).
 	Versions Versions
@@ -115,9 +118,13 @@ type setup struct {
 	value   int
 	unknown string
 	// wantNote is Library.wantNote, unless the job's version makes it moot; pinned,
-	// when set, says why the library uses index 0 whatever its index setting says
-	// (NVSHMEM before 3.7.0, its version given).
+	// when set, says why the library uses index pinnedIndex whatever its exported
+	// index setting says (NVSHMEM before 3.7.0, its version given: 0; NVSHMEM's
+	// configuration file, which beats the environment: the file's). pinnedNote: say
+	// pinned on a port where that index holds the partition too.
 	wantNote, pinned string
+	pinnedIndex      int
+	pinnedNote       bool
 	// look, when set, replaces Library.lookup: the lookup of the job's version of
 	// the library, where it changed (UCX on RoCE ports before 1.12.0).
 	look func(v int, p *Port) Pick
@@ -458,7 +465,8 @@ func (l *Library) Mentioned(in Inputs) bool {
 		// configuration files is the job's too; their other settings are the
 		// install's (Debian's file sets btl and pml; a site's nccl.conf NCCL_IB_HCA).
 		_, inFile := map[string]*SetenvFiles{NCCL.ID: in.NCCL, MVAPICH2.ID: in.MV2}[l.ID].values()[v]
-		inFile = inFile || l.ID == UCX.ID && in.UCX != nil && in.UCX.sets(v)
+		inFile = inFile || l.ID == UCX.ID && in.UCX != nil && in.UCX.sets(v) ||
+			l.ID == NVSHMEM.ID && in.NVSHMEM.where(v) != ""
 		return ok || l.ID == OpenMPI.ID && strings.Contains(v, "pkey") && in.MCA != nil && in.MCA.sets(v) ||
 			strings.Contains(v, "PKEY") && inFile
 	})
@@ -549,15 +557,18 @@ func (s *setup) want(key check.PKey, p *Port, common int) Pick {
 		return noSetting(fmt.Sprintf("the index to set is not known: index %d holds %s (limited), and %s: a full entry there would be the one to set", e.Index, e.PKey, unreadEntries(p)), GapUnread)
 	}
 	if s.pinned != "" {
-		// The library takes index 0 whatever the setting: only a port whose index 0
-		// holds the partition is in it.
-		if e := p.Table[0]; best[0] != 0 {
-			if !e.Readable {
-				return noSetting(fmt.Sprintf("%s, and index 0 of %s could not be read: whether it holds partition %s is not known", s.pinned, p.Label(), part), GapUnread)
+		// The library takes index pinnedIndex whatever the setting: only a port whose
+		// entry there holds the partition is in it.
+		if i := s.pinnedIndex; !slices.Contains(best, i) {
+			switch {
+			case i < 0 || i >= len(p.Table):
+				return noSetting(fmt.Sprintf("%s, and %s has no index %d (%d entries): no setting puts it in partition %s", s.pinned, p.Label(), i, len(p.Table), part), NoGap)
+			case !p.Table[i].Readable:
+				return noSetting(fmt.Sprintf("%s, and index %d of %s could not be read: whether it holds partition %s is not known", s.pinned, i, p.Label(), part), GapUnread)
 			}
-			return noSetting(fmt.Sprintf("%s, and index 0 of %s holds %s, not partition %s: no setting puts it there", s.pinned, p.Label(), e.PKey, part), NoGap)
+			return noSetting(fmt.Sprintf("%s, and index %d of %s holds %s, not partition %s: no setting puts it there", s.pinned, i, p.Label(), p.Table[i].PKey, part), NoGap)
 		}
-		common = 0
+		common = s.pinnedIndex
 	}
 	idx := best[0]
 	if slices.Contains(best, common) {
@@ -565,6 +576,9 @@ func (s *setup) want(key check.PKey, p *Port, common int) Pick {
 	}
 	pk := s.lookup(idx, p)
 	pk.Setting = name + "=" + strconv.Itoa(idx)
+	if s.pinnedNote {
+		pk.Notes = append(pk.Notes, s.pinned)
+	}
 	if s.wantNote != "" && idx != 0 {
 		pk.Notes = append(pk.Notes, s.wantNote)
 	}

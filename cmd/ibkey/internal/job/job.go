@@ -75,8 +75,10 @@ With the environment, Open MPI's MCA parameter files are read too, as Open MPI
 openmpi-mca-params.conf, and openmpi-mca-params-override.conf, in
 $OPAL_SYSCONFDIR or /etc/openmpi; NCCL's: $NCCL_CONF_FILE, else
 ~/.nccl.conf, then /etc/nccl.conf; MVAPICH2's: $MV2_USER_CONFIG, else
-~/.mvapich2.conf, then /etc/mvapich2.conf; and UCX's ucx.conf files:
-/etc/ucx, $HOME, $UCX_CONFIG_DIR and ./ (ibkey's).
+~/.mvapich2.conf, then /etc/mvapich2.conf; UCX's ucx.conf files:
+/etc/ucx, $HOME, $UCX_CONFIG_DIR and ./ (ibkey's); and NVSHMEM's (3.6.5 and
+later; they beat the environment): /etc/nvshmem.conf, ~/.nvshmem.conf, then
+$NVSHMEM_CONF_FILE, the last setting winning.
 perftest's options come from --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'.
 A variable that looks like a setting but is read by no library is warned about.
 
@@ -255,13 +257,15 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 			in.NCCL = job.ReadNCCLFiles(all, o.MCAFS, home, ok)
 			in.MV2 = job.ReadMV2Files(all, o.MCAFS)
 			in.UCX = job.ReadUCXFiles(all, o.MCAFS)
-			lookalikes = slices.Concat(lookalikes, in.NCCL.LookAlikes, in.MV2.LookAlikes)
+			in.NVSHMEM = job.ReadNVSHMEMFiles(all, o.MCAFS)
+			lookalikes = slices.Concat(lookalikes, in.NCCL.LookAlikes, in.MV2.LookAlikes, in.NVSHMEM.LookAlikes)
 			for _, f := range []struct {
 				what string
 				read []string
 			}{
 				{"Open MPI's MCA parameter files", in.MCA.Read}, {"NCCL's configuration files", in.NCCL.Read},
 				{"MVAPICH2's configuration files", in.MV2.Read}, {"UCX's configuration files", in.UCX.Read},
+				{"NVSHMEM's configuration files", in.NVSHMEM.Read},
 			} {
 				if len(f.read) > 0 {
 					sources = append(sources, f.what+" ("+strings.Join(f.read, ", ")+")")

@@ -102,7 +102,8 @@ func jobCmdFS(fsys job.MCAFS) func(*cmdutil.Factory) *cobra.Command {
 // testMCAFS reads files as the OS does, from the temporary directories a test
 // names in HOME, OPAL_SYSCONFDIR, NCCL_CONF_FILE and UCX_CONFIG_DIR, but says that
 // no /etc/openmpi and no /etc/ucx/ucx.conf exist and reads etc[f] for
-// /etc/nccl.conf and /etc/mvapich2.conf (none when not given); deny are files it
+// /etc/nccl.conf, /etc/mvapich2.conf and /etc/nvshmem.conf (none when not given);
+// deny are files it
 // cannot read (permission).
 type testMCAFS struct {
 	deny []string
@@ -116,7 +117,7 @@ func (m testMCAFS) ReadFile(name string) ([]byte, error) {
 	if name == "/etc/ucx/ucx.conf" {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
-	if name == "/etc/nccl.conf" || name == "/etc/mvapich2.conf" {
+	if name == "/etc/nccl.conf" || name == "/etc/mvapich2.conf" || name == "/etc/nvshmem.conf" {
 		if m.etc[name] == "" {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 		}
@@ -417,13 +418,15 @@ func TestEmptyEnvironmentVariableIsSet(t *testing.T) {
 					env.stdout = sameNote(t, env.stdout, `"UCX: ucx.conf files`, "not present (UCX skips them too): /etc/ucx/ucx.conf, ./ucx.conf")
 					arg.stdout = sameNote(t, arg.stdout, `"UCX: only the settings given are read`, "are read only with settings from the environment")
 				}
-				// NCCL's and MVAPICH2's configuration files likewise (none here): the
+				// NCCL's, MVAPICH2's and NVSHMEM's configuration files likewise (none here): the
 				// note that they were not read is the only difference.
 				switch l.ID {
 				case job.NCCL.ID:
 					arg.stdout = withoutLine(t, arg.stdout, `"NCCL: only the settings given are read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf`)
 				case job.MVAPICH2.ID:
 					arg.stdout = withoutLine(t, arg.stdout, `"MVAPICH2: only the settings given are read; ~/.mvapich2.conf`)
+				case job.NVSHMEM.ID:
+					arg.stdout = withoutLine(t, arg.stdout, `"NVSHMEM: only the settings given are read; /etc/nvshmem.conf, ~/.nvshmem.conf and NVSHMEM_CONF_FILE`)
 				}
 				if env.code != arg.code || env.stdout != arg.stdout {
 					t.Errorf("%s= in the environment: exit %d\n%s\nas an argument: exit %d\n%s", name, env.code, env.stdout, arg.code, arg.stdout)
@@ -621,6 +624,44 @@ func TestNCCLConfFiles(t *testing.T) {
 	// A file that cannot be read: not checked (exit 4), naming it.
 	r = runWith(t, context.Background(), env, jsonschematest.Partial, jobCmdFS(testMCAFS{etc: map[string]string{"/etc/nccl.conf": etc}, deny: []string{file}}), "--sysfs", mlx5, "--lib", "nccl")
 	if r.code != cmdutil.ExitIncomplete || !strings.Contains(r.stdout, "open "+file+": permission denied: NCCL reads it, so NCCL_IB_PKEY, NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_PKEY_VALUE, NCCL_IB_DISABLE, NCCL_NET are not known") {
+		t.Errorf("unreadable home file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// With settings from the environment, NVSHMEM's configuration files are read and
+// beat the environment, and a gate's export: the file's index decides, named by
+// file and line; a file that cannot be read leaves NVSHMEM not checked.
+func TestNVSHMEMConfFiles(t *testing.T) {
+	home := t.TempDir()
+	file := home + "/.nvshmem.conf"
+	if err := os.WriteFile(file, []byte("# the user's\nNVSHMEM_IB_PKEY_INDEX = 4 # 0x8005\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home, "NVSHMEM_IB_PKEY_INDEX": "1", "NVSHMEM_HCA_LIST": "mlx5_0"}
+	cmd := jobCmdFS(testMCAFS{})
+	r := runWith(t, context.Background(), env, jsonschematest.Complete, cmd, "--sysfs", mlx5, "--lib", "nvshmem", "--lib-version", "nvshmem=3.7.0")
+	if r.code != 0 || !strings.Contains(r.stdout, "NVSHMEM_IB_PKEY_INDEX=4 ("+file+":2, which beats the environment's \"1\"): index 4") ||
+		!strings.Contains(r.stderr, "NVSHMEM's configuration files ("+file+")") {
+		t.Errorf("from the files: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// The gate: exporting index 1 (0x8001) changes nothing; the file's index 4 does
+	// not hold it, and nothing is exported.
+	r = runWith(t, context.Background(), env, jsonschematest.Complete, cmd, "--sysfs", mlx5, "--lib", "nvshmem", "--lib-version", "nvshmem=3.7.0", "--want", "0x8001", "--emit", "env")
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, file+":2") {
+		t.Errorf("gate beaten by the file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runWith(t, context.Background(), env, jsonschematest.Complete, cmd, "--sysfs", mlx5, "--lib", "nvshmem", "--lib-version", "nvshmem=3.7.0", "--want", "0x8005", "--emit", "env")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "export NVSHMEM_IB_PKEY_INDEX=4\n") {
+		t.Errorf("gate agreeing with the file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Arguments: no file is read, and the export decides.
+	r = runWith(t, context.Background(), env, jsonschematest.Complete, cmd, "--sysfs", mlx5, "--lib", "nvshmem", "--lib-version", "nvshmem=3.7.0", "--want", "0x8001", "--emit", "env", "NVSHMEM_HCA_LIST=mlx5_0")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "export NVSHMEM_IB_PKEY_INDEX=1\n") {
+		t.Errorf("arguments: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A file that cannot be read: not checked (exit 4), naming it.
+	r = runWith(t, context.Background(), env, jsonschematest.Partial, jobCmdFS(testMCAFS{deny: []string{file}}), "--sysfs", mlx5, "--lib", "nvshmem", "--lib-version", "nvshmem=3.7.0")
+	if r.code != cmdutil.ExitIncomplete || !strings.Contains(r.stdout, "open "+file+": permission denied") {
 		t.Errorf("unreadable home file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
