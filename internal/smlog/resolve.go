@@ -125,7 +125,7 @@ func (r *Resolver) Resolve(p Port, notes *[]string) End {
 		}
 		if ok {
 			n, fp := r.Fabric.Node(id.Node), r.Fabric.Port(id)
-			if e.LID != 0 && fp.LID != 0 && (e.LID < fp.LID || int(e.LID) >= int(fp.LID)+1<<min(fp.LMC, 7)) {
+			if e.LID != 0 && fp.LID != 0 && !check.LIDRangeHolds(fp.LID, min(fp.LMC, 7), e.LID) {
 				*notes = append(*notes, fmt.Sprintf("the log names LID %d for %s, which has LID %d in %s: LIDs were reassigned since, the name is by GUID", e.LID, r.Fabric.Label(id), fp.LID, cmp.Or(r.Fabric.Source, "the fabric")))
 			}
 			e.ID = &id
