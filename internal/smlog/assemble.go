@@ -423,11 +423,7 @@ func (a *Assembler) drain() {
 		a.deliver(a.queue[n].ev)
 		n++
 	}
-	if n > 0 {
-		k := copy(a.queue, a.queue[n:])
-		clear(a.queue[k:])
-		a.queue = a.queue[:k]
-	}
+	a.queue = slices.Delete(a.queue, 0, n)
 }
 
 func (a *Assembler) deliver(ev *Event) {
