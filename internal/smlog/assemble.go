@@ -267,12 +267,7 @@ func (a *Assembler) about(r *record) bool {
 		return false // osm_ucast_nue.c: "partitioning" is the routing engine's graph's (METIS)
 	}
 	text := bytes.ToLower(r.text)
-	for _, w := range keyWords {
-		if bytes.Contains(text, []byte(w)) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(keyWords, func(w string) bool { return bytes.Contains(text, []byte(w)) })
 }
 
 // candidate is the fast look at a record: whether it may be one of the catalogue's
