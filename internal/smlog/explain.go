@@ -439,7 +439,7 @@ func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 			// P_Key (the lab: TestLabJoinLimitedGroup), and asking with it again is
 			// refused again.
 			k := check.PKey(ev.Key)
-			full := check.PKey(uint16(k) | 0x8000)
+			full := k.WithMembership(check.Full)
 			group := "the group"
 			if ev.MGID != "" {
 				group = "group " + ev.MGID
