@@ -200,16 +200,10 @@ func labelOr(e *End, or string) string {
 
 // portEndpoint is e as a can-talk endpoint: its whole table when the fabric has it.
 func portEndpoint(e *End) (check.Endpoint, bool) {
-	if e.table == nil {
+	if e.port == nil || e.port.PKeys == nil {
 		return check.Endpoint{}, false
 	}
-	entries := []check.TableEntry{}
-	for i, k := range e.table {
-		if k.Valid() {
-			entries = append(entries, check.TableEntry{Index: i, PKey: k, Readable: true})
-		}
-	}
-	return check.Endpoint{Label: e.Label(), Port: true, Entries: entries}, true
+	return check.Endpoint{Label: e.Label(), Port: true, Entries: e.port.Entries()}, true
 }
 
 // pkeyReasons is what can-talk says of a and b, P_Key reasons only.

@@ -17,8 +17,8 @@ type End struct {
 	// From says where the name came from: "fabric", "log", or "" (not resolved).
 	From string
 	// ID is the port in the fabric, when found there.
-	ID    *check.PortID
-	table []check.PKey // the port's table in the fabric, nil when not known
+	ID   *check.PortID
+	port *fabric.Port // the port in the fabric, nil when not found there
 }
 
 // Label names the port for people: "HcaB"[1] when its node is known (as
@@ -140,7 +140,7 @@ func (r *Resolver) Resolve(p Port, notes *[]string) End {
 				e.NodeDesc = n.Description
 			}
 			e.LID = cmp.Or(e.LID, fp.LID)
-			e.table = fp.PKeys
+			e.port = fp
 			e.From = "fabric"
 			return e
 		}
