@@ -1060,23 +1060,18 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string, []partHops) {
 		reasons = append(reasons, fmt.Sprintf("only the default partition 0x7fff works for them: %s", pairWords(a, b, ch)))
 	default:
 		var others []PartitionKey
-		extra := 0
 		for _, sp := range shared {
 			if !sp.Works || sp.Switch != HopPasses || sp.Key == ch.Key {
 				continue // a partition a switch drops, or not checked there, is said so by applyHops
 			}
-			if len(others) < maxListed {
-				others = append(others, sp.Key)
-			} else {
-				extra++
-			}
+			others = append(others, sp.Key)
 		}
 		if len(others) == 0 {
 			reasons = append(reasons, fmt.Sprintf("they share partition %s: %s", ch.Key.String(), pairWords(a, b, ch)))
 			break
 		}
 		reasons = append(reasons, fmt.Sprintf("they share partition %s: %s%s%s",
-			ch.Key.String(), pairWords(a, b, ch), OthersWork, keyListMore(others, extra)))
+			ch.Key.String(), pairWords(a, b, ch), OthersWork, keyList(others)))
 	}
 	if len(limited) > 0 {
 		reasons = append(reasons, limitedReason(limited, true))
@@ -1154,22 +1149,13 @@ func groupKeys(g []PartitionSide) string {
 
 // keyList prints keys, at most maxListed of them, then "and N more".
 func keyList(keys []PartitionKey) string {
+	listed := make([]string, min(len(keys), maxListed))
+	for i := range listed {
+		listed[i] = keys[i].String()
+	}
+	s := strings.Join(listed, ", ")
 	if len(keys) > maxListed {
-		return keyListMore(keys[:maxListed], len(keys)-maxListed)
+		s += fmt.Sprintf(" and %d more", len(keys)-maxListed)
 	}
-	return keyListMore(keys, 0)
-}
-
-func keyListMore(keys []PartitionKey, more int) string {
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(k.String())
-	}
-	if more > 0 {
-		fmt.Fprintf(&b, " and %d more", more)
-	}
-	return b.String()
+	return s
 }

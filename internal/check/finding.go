@@ -84,12 +84,10 @@ func (f Finding) MarshalJSON() ([]byte, error) {
 	for i, k := range f.PKeys {
 		keys[i] = k.String()
 	}
-	ports := f.Ports
-	if ports == nil {
-		ports = []FindingPort{}
-	}
 	a := alias(f)
-	a.Ports = ports
+	if a.Ports == nil {
+		a.Ports = []FindingPort{}
+	}
 	// A finding about a file's line says where as the documents' file positions do:
 	// one "FILE:LINE:COLUMN" string named at.
 	var at string
@@ -127,16 +125,12 @@ func HasErrors(findings []Finding, strict bool) bool {
 // SortFindings orders findings: errors first, then by rule, then by the first port.
 func SortFindings(fs []Finding) {
 	slices.SortStableFunc(fs, func(a, b Finding) int {
-		if c := cmp.Or(cmp.Compare(b.Severity, a.Severity), strings.Compare(a.Rule, b.Rule)); c != 0 {
-			return c
-		}
-		for k := 0; k < len(a.Ports) && k < len(b.Ports); k++ {
-			if x, y := a.Ports[k].PortID, b.Ports[k].PortID; x != y {
-				return cmp.Or(cmp.Compare(x.Node, y.Node), cmp.Compare(x.Port, y.Port))
-			}
-		}
 		// Findings about a file's lines come in file order.
-		return cmp.Or(cmp.Compare(len(a.Ports), len(b.Ports)), strings.Compare(a.Pos.File, b.Pos.File),
-			cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col), strings.Compare(a.Message, b.Message))
+		return cmp.Or(cmp.Compare(b.Severity, a.Severity), strings.Compare(a.Rule, b.Rule),
+			slices.CompareFunc(a.Ports, b.Ports, func(x, y FindingPort) int {
+				return cmp.Or(cmp.Compare(x.Node, y.Node), cmp.Compare(x.Port, y.Port))
+			}),
+			strings.Compare(a.Pos.File, b.Pos.File), cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col),
+			strings.Compare(a.Message, b.Message))
 	})
 }

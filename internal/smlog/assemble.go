@@ -267,12 +267,7 @@ func (a *Assembler) about(r *record) bool {
 		return false // osm_ucast_nue.c: "partitioning" is the routing engine's graph's (METIS)
 	}
 	text := bytes.ToLower(r.text)
-	for _, w := range keyWords {
-		if bytes.Contains(text, []byte(w)) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(keyWords, func(w string) bool { return bytes.Contains(text, []byte(w)) })
 }
 
 // candidate is the fast look at a record: whether it may be one of the catalogue's
@@ -423,11 +418,7 @@ func (a *Assembler) drain() {
 		a.deliver(a.queue[n].ev)
 		n++
 	}
-	if n > 0 {
-		k := copy(a.queue, a.queue[n:])
-		clear(a.queue[k:])
-		a.queue = a.queue[:k]
-	}
+	a.queue = slices.Delete(a.queue, 0, n)
 }
 
 func (a *Assembler) deliver(ev *Event) {
@@ -935,22 +926,17 @@ func (a *Assembler) errEvent(r *record) *Event {
 		return e
 	case "AC05", "AC10", "AC11", "AC12", "AC13", "AC03", "AC04", "AC01":
 		a.qosPolicy(r, code, body)
-	case "3809":
-		// "Failed to find source physical port for trap": the trap is still
-		// answered and reported (osm_trap_rcv.c trap_rcv_process_request).
-		if p := a.findPending(r.thread, waitReport); p != nil {
-			a.add(p, r)
-		}
 	case "3802":
 		// "Error sending response": the trap is not reported (osm_trap_rcv.c).
 		if p := a.findPending(r.thread, waitReport); p != nil {
 			a.add(p, r)
 			a.release(p)
 		}
-	case "3812", "3813", "3803":
-		// osm_trap_rcv.c trap_rcv_process_request after the trap's first lines: no
-		// port for trap 144 or 145 (a description or system image GUID update), the
-		// reports not sent. The trap held on the thread takes them: a key trap is
+	case "3809", "3812", "3813", "3803":
+		// osm_trap_rcv.c trap_rcv_process_request after the trap's first lines: 3809,
+		// "Failed to find source physical port for trap" (the trap is still answered
+		// and reported); 3812, 3813, 3803: no port for trap 144 or 145 (a description
+		// or system image GUID update), the reports not sent. The trap held on the thread takes them: a key trap is
 		// handed over at its report, which osm_inform.c osm_report_notice logs before
 		// it sends (so 3803 after it is not explained), unless the info level is off.
 		if p := a.findPending(r.thread, waitReport); p != nil {
@@ -1082,6 +1068,9 @@ func (a *Assembler) trapHeader(r *record) {
 			a.hdrs.put(msg[:t], [2]uint64{num, lid})
 		}
 	}
+	if p := a.findPending(r.thread, waitReport); p != nil {
+		a.release(p)
+	}
 	var k Kind
 	var kt KeyType
 	switch num {
@@ -1098,14 +1087,8 @@ func (a *Assembler) trapHeader(r *record) {
 		// held as otherTrap, so that its own error lines after (ERR 3809 for a
 		// source port not found, 3802, 3812, 3813, 3803) are known as its, not
 		// shown as not explained, and dropped with it.
-		if p := a.findPending(r.thread, waitReport); p != nil {
-			a.release(p)
-		}
 		a.hold(a.newEvent(otherTrap, r), r.thread, waitReport)
 		return
-	}
-	if p := a.findPending(r.thread, waitReport); p != nil {
-		a.release(p)
 	}
 	ev := a.newEvent(k, r)
 	ev.Trap, ev.KeyType = int(num), kt

@@ -200,16 +200,10 @@ func labelOr(e *End, or string) string {
 
 // portEndpoint is e as a can-talk endpoint: its whole table when the fabric has it.
 func portEndpoint(e *End) (check.Endpoint, bool) {
-	if e.table == nil {
+	if e.port == nil || e.port.PKeys == nil {
 		return check.Endpoint{}, false
 	}
-	entries := []check.TableEntry{}
-	for i, k := range e.table {
-		if k.Valid() {
-			entries = append(entries, check.TableEntry{Index: i, PKey: k, Readable: true})
-		}
-	}
-	return check.Endpoint{Label: e.Label(), Port: true, Entries: entries}, true
+	return check.Endpoint{Label: e.Label(), Port: true, Entries: e.port.Entries()}, true
 }
 
 // pkeyReasons is what can-talk says of a and b, P_Key reasons only.
@@ -439,7 +433,7 @@ func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 			// P_Key (the lab: TestLabJoinLimitedGroup), and asking with it again is
 			// refused again.
 			k := check.PKey(ev.Key)
-			full := check.PKey(uint16(k) | 0x8000)
+			full := k.WithMembership(check.Full)
 			group := "the group"
 			if ev.MGID != "" {
 				group = "group " + ev.MGID

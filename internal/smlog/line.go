@@ -72,11 +72,12 @@ func (r *record) split(line []byte, prefix []byte) bool {
 	if end < 1 || len(rest) < end+10 || string(rest[end+1:end+4]) != " 0x" || string(rest[end+6:end+10]) != " -> " {
 		return false
 	}
-	lv, ok := hexByte(rest[end+4], rest[end+5])
-	if !ok {
+	hi, ok1 := check.HexDigit(rest[end+4])
+	lo, ok2 := check.HexDigit(rest[end+5])
+	if !ok1 || !ok2 {
 		return false
 	}
-	r.line, r.thread, r.level = line, rest[:end], Level(lv)
+	r.line, r.thread, r.level = line, rest[:end], Level(hi<<4|lo)
 	msg := rest[end+10:]
 	if len(prefix) > 0 && bytes.HasPrefix(msg, prefix) {
 		msg = msg[len(prefix):]
@@ -129,10 +130,4 @@ func (r *record) function() {
 	if c := bytes.IndexByte(r.text, ':'); c >= 1 && c+1 < len(r.text) && r.text[c+1] == ' ' {
 		r.fn, r.msg = r.text[:c], r.text[c+2:]
 	}
-}
-
-func hexByte(a, b byte) (uint8, bool) {
-	x, ok1 := check.HexDigit(a)
-	y, ok2 := check.HexDigit(b)
-	return x<<4 | y, ok1 && ok2
 }

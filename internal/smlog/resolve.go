@@ -17,8 +17,8 @@ type End struct {
 	// From says where the name came from: "fabric", "log", or "" (not resolved).
 	From string
 	// ID is the port in the fabric, when found there.
-	ID    *check.PortID
-	table []check.PKey // the port's table in the fabric, nil when not known
+	ID   *check.PortID
+	port *fabric.Port // the port in the fabric, nil when not found there
 }
 
 // Label names the port for people: "HcaB"[1] when its node is known (as
@@ -125,7 +125,7 @@ func (r *Resolver) Resolve(p Port, notes *[]string) End {
 		}
 		if ok {
 			n, fp := r.Fabric.Node(id.Node), r.Fabric.Port(id)
-			if e.LID != 0 && fp.LID != 0 && (e.LID < fp.LID || int(e.LID) >= int(fp.LID)+1<<min(fp.LMC, 7)) {
+			if e.LID != 0 && fp.LID != 0 && !check.LIDRangeHolds(fp.LID, min(fp.LMC, 7), e.LID) {
 				*notes = append(*notes, fmt.Sprintf("the log names LID %d for %s, which has LID %d in %s: LIDs were reassigned since, the name is by GUID", e.LID, r.Fabric.Label(id), fp.LID, cmp.Or(r.Fabric.Source, "the fabric")))
 			}
 			e.ID = &id
@@ -140,7 +140,7 @@ func (r *Resolver) Resolve(p Port, notes *[]string) End {
 				e.NodeDesc = n.Description
 			}
 			e.LID = cmp.Or(e.LID, fp.LID)
-			e.table = fp.PKeys
+			e.port = fp
 			e.From = "fabric"
 			return e
 		}

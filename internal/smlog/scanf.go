@@ -48,8 +48,8 @@ func scanf(msg []byte, format string, args ...any) bool {
 			start := i
 			var v uint64
 			for i < len(msg) {
-				d, ok := digitIn(msg[i], base)
-				if !ok {
+				d, ok := check.HexDigit(msg[i])
+				if !ok || uint64(d) >= base {
 					break
 				}
 				v = v*base + uint64(d)
@@ -106,12 +106,4 @@ func scanf(msg []byte, format string, args ...any) bool {
 		}
 	}
 	return i == len(msg) && a == len(args)
-}
-
-func digitIn(c byte, base uint64) (uint8, bool) {
-	d, ok := check.HexDigit(c)
-	if !ok || uint64(d) >= base {
-		return 0, false
-	}
-	return d, true
 }

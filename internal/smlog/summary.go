@@ -1,6 +1,7 @@
 package smlog
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -114,12 +115,8 @@ func (s *Summary) Add(ev *Event) *Group {
 	g.Count++
 	g.LastAt, g.LastLine = ev.Time, ev.Line
 	if ev.Kind == KindTableFull {
-		seen := false
-		for _, k := range g.Keys {
-			seen = seen || k == ev.Key
-		}
 		switch {
-		case seen:
+		case slices.Contains(g.Keys, ev.Key):
 		case len(g.Keys) < maxKeys:
 			g.Keys = append(g.Keys, ev.Key)
 		default:

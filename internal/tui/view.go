@@ -186,29 +186,21 @@ func (m Model) compact(j int) bool {
 	return !slices.ContainsFunc(m.snap.Ports, func(p query.PortDelta) bool { return p.Err == "" && p.Counters[j].Unavailable == "" })
 }
 
-func pad(s string, w int, right bool) string {
-	n := ansi.StringWidth(s)
-	if n >= w {
-		return s
-	}
-	if right {
-		return strings.Repeat(" ", w-n) + s
-	}
-	return s + strings.Repeat(" ", w-n)
-}
-
 // cell styles text and pads it to w (widths are counted on the plain text). The
 // padding stays outside the style, so a line's trailing blanks can be trimmed.
 func cell(text string, w int, right bool, st *lipgloss.Style) string {
-	if st == nil || text == "" {
-		return pad(text, w, right)
-	}
 	fill := strings.Repeat(" ", max(w-ansi.StringWidth(text), 0))
-	if right {
-		return fill + st.Render(text)
+	if st != nil && text != "" {
+		text = st.Render(text)
 	}
-	return st.Render(text) + fill
+	if right {
+		return fill + text
+	}
+	return text + fill
 }
+
+// pad is cell without a style.
+func pad(s string, w int, right bool) string { return cell(s, w, right, nil) }
 
 // portState is the state column: the port's state, or why it has none.
 func portState(p *query.PortDelta) string {

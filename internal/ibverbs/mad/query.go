@@ -5,9 +5,15 @@ import (
 	"fmt"
 )
 
-// get sends one Get and decodes the reply's data area with parse.
-func get[T any](ctx context.Context, t Transport, a Address, class Class, attr AttrID, mod uint32, data []byte, parse func([]byte) (T, error)) (T, error) {
-	p, err := t.Do(ctx, Request{Addr: a, Class: class, Method: MethodGet, Attr: attr, Modifier: mod, Data: data})
+// get sends req as a Get and decodes the reply's data area with parse (for an SA
+// reply, its first record). An SA reply cut to its first RMPP segment is
+// ErrCutAnswer.
+func get[T any](ctx context.Context, t Transport, req Request, parse func([]byte) (T, error)) (T, error) {
+	req.Method = MethodGet
+	p, err := t.Do(ctx, req)
+	if err == nil && p.Cut {
+		err = ErrCutAnswer
+	}
 	if err != nil {
 		var zero T
 		return zero, err
@@ -17,24 +23,24 @@ func get[T any](ctx context.Context, t Transport, a Address, class Class, attr A
 
 // GetNodeInfo reads NodeInfo from the node at a.
 func GetNodeInfo(ctx context.Context, t Transport, a Address) (NodeInfo, error) {
-	return get(ctx, t, a, ClassSubnLID, AttrNodeInfo, 0, nil, ParseNodeInfo)
+	return get(ctx, t, Request{Addr: a, Class: ClassSubnLID, Attr: AttrNodeInfo}, ParseNodeInfo)
 }
 
 // GetNodeDesc reads NodeDescription from the node at a.
 func GetNodeDesc(ctx context.Context, t Transport, a Address) (string, error) {
-	return get(ctx, t, a, ClassSubnLID, AttrNodeDescription, 0, nil, ParseNodeDescription)
+	return get(ctx, t, Request{Addr: a, Class: ClassSubnLID, Attr: AttrNodeDescription}, ParseNodeDescription)
 }
 
 // GetPortInfo reads PortInfo of port (0 is a switch's management port) of
 // the node at a.
 func GetPortInfo(ctx context.Context, t Transport, a Address, port uint8) (PortInfo, error) {
-	return get(ctx, t, a, ClassSubnLID, AttrPortInfo, uint32(port), nil, ParsePortInfo)
+	return get(ctx, t, Request{Addr: a, Class: ClassSubnLID, Attr: AttrPortInfo, Modifier: uint32(port)}, ParsePortInfo)
 }
 
 // GetSwitchInfo reads SwitchInfo from the switch at a. CAs answer with a
 // *StatusError.
 func GetSwitchInfo(ctx context.Context, t Transport, a Address) (SwitchInfo, error) {
-	return get(ctx, t, a, ClassSubnLID, AttrSwitchInfo, 0, nil, ParseSwitchInfo)
+	return get(ctx, t, Request{Addr: a, Class: ClassSubnLID, Attr: AttrSwitchInfo}, ParseSwitchInfo)
 }
 
 // maxPKeyTableLen: the table length is a 16-bit number.

@@ -34,21 +34,6 @@ func FindSA(ctx context.Context, t Transport) (uint16, error) {
 	return pi.MasterSMLID, nil
 }
 
-// saGet sends one SubnAdmGet for attr with the template rec and decodes the first
-// record of the reply with parse. A reply cut to its first RMPP segment is
-// ErrCutAnswer.
-func saGet[T any](ctx context.Context, t Transport, sa uint16, attr AttrID, smKey, comp uint64, rec []byte, parse func([]byte) (T, error)) (T, error) {
-	p, err := t.Do(ctx, Request{Addr: LIDAddress(sa), Class: ClassSubnAdm, Method: MethodGet, Attr: attr, SMKey: smKey, CompMask: comp, Data: rec})
-	if err == nil && p.Cut {
-		err = ErrCutAnswer
-	}
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	return parse(p.Data)
-}
-
 // GetPathRecord asks the SA at LID sa for the path from slid to dlid in the partition
 // of pkey (SubnAdmGet PathRecord, component mask SLID, DLID and P_Key: what
 // `saquery PR --slid --dlid --pkey` asks); nil means the SA answered with a path (the
@@ -57,8 +42,8 @@ func saGet[T any](ctx context.Context, t Transport, sa uint16, attr AttrID, smKe
 // share the key), or does not log at all when the asker itself shares no partition
 // with an end (osm_sa_path_record.c).
 func GetPathRecord(ctx context.Context, t Transport, sa, slid, dlid, pkey uint16) error {
-	_, err := saGet(ctx, t, sa, AttrPathRecord, 0, PRCompSLID|PRCompDLID|PRCompPKey, encodePathQuery(slid, dlid, pkey),
-		func([]byte) (struct{}, error) { return struct{}{}, nil })
+	_, err := get(ctx, t, Request{Addr: LIDAddress(sa), Class: ClassSubnAdm, Attr: AttrPathRecord, CompMask: PRCompSLID | PRCompDLID | PRCompPKey,
+		Data: encodePathQuery(slid, dlid, pkey)}, func([]byte) (struct{}, error) { return struct{}{}, nil })
 	return err
 }
 
@@ -70,7 +55,8 @@ func GetPathRecord(ctx context.Context, t Transport, sa, slid, dlid, pkey uint16
 // here as a timeout. It answers only for ports that share a partition with the
 // asker (osm_sa_pkey_record.c); for a CA the port is the LID's own.
 func GetPKeyTableRecord(ctx context.Context, t Transport, sa uint16, smKey uint64, lid uint16, port uint8, block uint16) (PKeyTableRecord, error) {
-	r, err := saGet(ctx, t, sa, AttrPKeyTableRecord, smKey, PKTRCompLID|PKTRCompPort|PKTRCompBlock, encodePKeyQuery(lid, port, block), ParsePKeyTableRecord)
+	r, err := get(ctx, t, Request{Addr: LIDAddress(sa), Class: ClassSubnAdm, Attr: AttrPKeyTableRecord, SMKey: smKey,
+		CompMask: PKTRCompLID | PKTRCompPort | PKTRCompBlock, Data: encodePKeyQuery(lid, port, block)}, ParsePKeyTableRecord)
 	if err != nil {
 		if smKey != 0 && errors.Is(err, ErrTimeout) {
 			return PKeyTableRecord{}, fmt.Errorf("%w (OpenSM drops, unanswered, an SA request whose SM_Key is neither 0 nor its sa_key: is 0x%016x its key?)", err, smKey)
@@ -97,5 +83,6 @@ func GetPKeyTableRecord(ctx context.Context, t Transport, sa uint16, smKey uint6
 // group whose P_Key the asker's port holds (osm_sa_mcmember_record.c): a group in a
 // partition the asker is not in is ERR_NO_RECORDS, like one that does not exist.
 func GetMCMemberRecord(ctx context.Context, t Transport, sa uint16, mgid GID) (MCMemberRecord, error) {
-	return saGet(ctx, t, sa, AttrMCMemberRecord, 0, MCRCompMGID, encodeMCMemberQuery(mgid), ParseMCMemberRecord)
+	return get(ctx, t, Request{Addr: LIDAddress(sa), Class: ClassSubnAdm, Attr: AttrMCMemberRecord, CompMask: MCRCompMGID,
+		Data: encodeMCMemberQuery(mgid)}, ParseMCMemberRecord)
 }

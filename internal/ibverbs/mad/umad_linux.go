@@ -102,7 +102,6 @@ func openUmadFile(path string) (*umadFile, error) {
 
 func (u *umadFile) unregister() {
 	for _, id := range u.agents {
-		id := id
 		ioctlPtr(u.fd, umadIoctlUnregisterAgent, unsafe.Pointer(&id))
 	}
 }
