@@ -223,6 +223,10 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 				return bad("node %s: port %d listed twice", n.GUID, p.Num)
 			}
 			ports[p.Num] = true
+			if p.LMC > 7 {
+				// PortInfo LMC is 3 bits (IBA 14.2.5.6): 2^LMC LIDs from the base LID.
+				return bad("node %s port %d: lmc %d out of range 0-7", n.GUID, p.Num, p.LMC)
+			}
 			if p.TableSize < 0 || p.TableSize > 0xffff {
 				return bad("node %s port %d: table_size %d out of range 0-65535", n.GUID, p.Num, p.TableSize)
 			}

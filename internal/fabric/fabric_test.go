@@ -448,6 +448,7 @@ func TestDecodeFabricErrors(t *testing.T) {
       "type"`, "listed twice"},
 		{"bad type", `"type": "switch"`, `"type": "hub"`, `type "hub"`},
 		{"bad pkey", `"0x8001"`, `"0x80011"`, "pkeys[1]"},
+		{"lmc", `"lmc": 0`, `"lmc": 8`, "lmc 8 out of range 0-7"},
 		{"table size", `"table_size": 8,
           "pkeys": [
             "0xffff",
