@@ -230,8 +230,10 @@ func (o *LogOptions) readConf() error {
 	case given:
 	case noFile != nil:
 		o.Notices.Note(conf + " sets partition_config_file empty: OpenSM reads no partitions.conf and programs its own Default=0x7fff, ipoib : ALL=full; fixes name no line of a file")
+	case o.Partitions == "" && !filepath.IsAbs(file):
+		o.Notices.Note(fmt.Sprintf("fixes name no line of a partitions.conf: %s names partition_config_file %s, relative to OpenSM's working directory, which ibkey cannot see (give --partitions)", conf, file))
 	case o.Partitions == "":
-		o.Notices.Note(fmt.Sprintf("fixes name no line of a partitions.conf: %s names partition_config_file %s, which is not here or is relative to OpenSM's working directory (give --partitions)", conf, file))
+		o.Notices.Note(fmt.Sprintf("fixes name no line of a partitions.conf: %s names partition_config_file %s, which is not here (give --partitions)", conf, file))
 	default:
 		o.Notices.Note("reading " + o.Partitions + ", the partition_config_file of " + conf)
 	}

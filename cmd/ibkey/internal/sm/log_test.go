@@ -733,6 +733,17 @@ func TestLogOpenSMConf(t *testing.T) {
 	if r := cmdtest.Run(t, root, false, nil, "sm", "log", "--opensm-conf", conf("log_file /x/o.log\n")); r.Code != 3 || !strings.Contains(r.Stderr, "no OpenSM log /x/o.log") {
 		t.Errorf("log_file /x/o.log: exit %d, stderr %q", r.Code, r.Stderr)
 	}
+	// A partitions.conf the conf names that cannot be read here: fixes name no line.
+	for value, note := range map[string]string{
+		"p.conf":    "names partition_config_file p.conf, relative to OpenSM's working directory, which ibkey cannot see (give --partitions)",
+		"/x/p.conf": "names partition_config_file /x/p.conf, which is not here (give --partitions)",
+		`""`:        "sets partition_config_file empty: OpenSM reads no partitions.conf",
+	} {
+		r := cmdtest.Run(t, root, false, nil, "sm", "log", "--year", "2026", "--opensm-conf", conf("log_file "+log+"\npartition_config_file "+value+"\n"))
+		if r.Code != 1 || !strings.Contains(r.Stderr, note) {
+			t.Errorf("partition_config_file %s: exit %d, stderr %q; want exit 1 and %q", value, r.Code, r.Stderr, note)
+		}
+	}
 	// FILE given: the conf's log_file is not read.
 	r := cmdtest.Run(t, root, false, nil, "sm", "log", log, "--year", "2026", "--opensm-conf", conf("log_file stdout\n"))
 	if r.Code != 1 {
