@@ -361,6 +361,16 @@ func (m *Model) program(p Port, st *portState) portTable {
 	return t
 }
 
+// SameKey is how OpenSM matches a key it finds in a table with one it programs
+// (osm_pkey_tbl_set, pkey_mgr_update_port): by the 15-bit key, or with
+// allow_both_pkeys (-W) by the whole value, membership bit included.
+func SameKey(a, b check.PKey, allowBoth bool) bool {
+	if allowBoth {
+		return a == b
+	}
+	return a.Partition() == b.Partition()
+}
+
 // pkeyMgrUpdatePort is pkey_mgr_process_physical_port for each entry followed by
 // pkey_mgr_update_port (osm_pkey_mgr.c): a key already in the table keeps its index,
 // the default key goes to index 0 unless an indx0 key claims it, new keys go after the
@@ -371,12 +381,7 @@ func (m *Model) program(p Port, st *portState) portTable {
 // is returned index by index through its last valid entry.
 func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBoth bool, indx0 uint16, start *portMemory) (table, dropped []Entry, after *portMemory) {
 	base := func(k uint16) uint16 { return k & 0x7fff }
-	match := func(a, b uint16) bool {
-		if allowBoth {
-			return a == b
-		}
-		return base(a) == base(b)
-	}
+	match := func(a, b uint16) bool { return SameKey(check.PKey(a), check.PKey(b), allowBoth) }
 	isDefault := func(k uint16) bool {
 		if allowBoth {
 			return k == 0xffff

@@ -61,21 +61,12 @@ func (p *Partitions) PortTable(m, prev *partconf.Model, port partconf.Port) Port
 		}
 		if i < len(before) {
 			sl.Before = before[i]
-			sl.Kept = sl.Entry != nil && sl.Before.Valid() && sameKey(sl.Before, sl.Entry.PKey, p.Options.AllowBoth)
+			sl.Kept = sl.Entry != nil && sl.Before.Valid() && partconf.SameKey(sl.Before, sl.Entry.PKey, p.Options.AllowBoth)
 		}
 		pt.Slots[i] = sl
 	}
 	pt.Dropped = m.DroppedEntries(port.GUID)
 	return pt
-}
-
-// sameKey is how OpenSM matches a key it finds in a table (osm_pkey_tbl_set): by the
-// 15-bit key, or with allow_both_pkeys (-W) by the whole value.
-func sameKey(a, b check.PKey, allowBoth bool) bool {
-	if allowBoth {
-		return a == b
-	}
-	return a.Partition() == b.Partition()
 }
 
 // Pair is one cell of the who-can-talk grid.
