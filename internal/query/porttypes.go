@@ -45,35 +45,62 @@ func AddPortTypes(types map[check.GUID]check.NodeType, routers []string, f *fabr
 	return f != nil || len(routers) > 0, nil
 }
 
+// ConfPartitions is what an opensm.conf's partition_config_file gave a command given
+// no partitions file (ReadOpenSMConf); each command says it in its own words.
+type ConfPartitions int
+
+const (
+	ConfGiven    ConfPartitions = iota // a partitions file was given: the conf's is not asked for
+	ConfFound                          // the conf's file, on this machine, is now the partitions file
+	ConfEmpty                          // empty: OpenSM reads none and programs partconf.NoFile()
+	ConfRelative                       // relative to OpenSM's working directory, which ibkey cannot see
+	ConfMissing                        // not on this machine
+)
+
 // ReadOpenSMConf reads --opensm-conf FILE, OpenSM's options as it reads them
-// (partconf.ParseOpenSMConf), for every command that audits a sweep (fabric check, the
-// exporter): a file that cannot be read is bad usage. When *partitions (--partitions)
-// is "", it becomes the file's partition_config_file if that is on this machine (the
-// audit may run elsewhere than OpenSM), and an empty partition_config_file, which
-// OpenSM never finds, gives noFile: what OpenSM then programs. note says which
-// partitions.conf that is, or why there is none; osm.Warnings are the values OpenSM
-// replaces with its defaults. A relative partition_config_file is OpenSM's working
-// directory's (osm_prtn_make_partitions stats it as given; daemonize does not chdir),
-// which ibkey cannot see: none is taken.
-func ReadOpenSMConf(path string, partitions *string) (osm *partconf.OpenSMConf, noFile *partconf.Config, note string, err error) {
+// (partconf.ParseOpenSMConf): a file that cannot be read is bad usage. When
+// *partitions is "", it becomes the file's partition_config_file if that is on this
+// machine (ConfFound; an audit may run elsewhere than OpenSM). An empty one, which
+// OpenSM never finds, is ConfEmpty: OpenSM then programs partconf.NoFile(). A relative
+// one is OpenSM's working directory's (osm_prtn_make_partitions stats it as given;
+// daemonize does not chdir), which ibkey cannot see: none is taken (ConfRelative).
+// osm.Warnings are the values OpenSM replaces with its defaults.
+func ReadOpenSMConf(path string, partitions *string) (osm *partconf.OpenSMConf, src ConfPartitions, err error) {
 	data, err := fsread.ReadFile(path, partconf.MaxOpenSMConfSize, "an opensm.conf")
 	if err != nil {
-		return nil, nil, "", &UsageError{Msg: fmt.Sprintf("--opensm-conf: %v", err)}
+		return nil, 0, &UsageError{Msg: fmt.Sprintf("--opensm-conf: %v", err)}
 	}
 	osm = partconf.ParseOpenSMConf(path, data)
-	if *partitions != "" {
-		return osm, nil, "", nil
-	}
 	file := osm.PartitionsFile()
-	if file == "" {
-		return osm, partconf.NoFile(), fmt.Sprintf("comparing with OpenSM's own Default=0x7fff, ipoib : ALL=full: %s sets partition_config_file empty, so OpenSM reads no partitions.conf", path), nil
-	}
-	if !filepath.IsAbs(file) {
-		return osm, nil, fmt.Sprintf("not compared with a partitions.conf: %s names %s, relative to OpenSM's working directory, which ibkey cannot see (give --partitions)", path, file), nil
+	switch {
+	case *partitions != "":
+		return osm, ConfGiven, nil
+	case file == "":
+		return osm, ConfEmpty, nil
+	case !filepath.IsAbs(file):
+		return osm, ConfRelative, nil
 	}
 	if _, err := os.Stat(file); err != nil {
-		return osm, nil, fmt.Sprintf("not compared with a partitions.conf: %s names %s, which is not here (give --partitions)", path, file), nil
+		return osm, ConfMissing, nil
 	}
 	*partitions = file
-	return osm, nil, fmt.Sprintf("comparing with %s (partition_config_file of %s)", *partitions, path), nil
+	return osm, ConfFound, nil
+}
+
+// AuditNote is how a command that audits a sweep against the conf's partitions
+// (fabric check, the exporter) says what src gave: which file it compares with, or
+// why none ("" for ConfGiven). conf is the opensm.conf's path.
+func (src ConfPartitions) AuditNote(conf string, osm *partconf.OpenSMConf) string {
+	file := osm.PartitionsFile()
+	switch src {
+	case ConfFound:
+		return fmt.Sprintf("comparing with %s (partition_config_file of %s)", file, conf)
+	case ConfEmpty:
+		return fmt.Sprintf("comparing with OpenSM's own Default=0x7fff, ipoib : ALL=full: %s sets partition_config_file empty, so OpenSM reads no partitions.conf", conf)
+	case ConfRelative:
+		return fmt.Sprintf("not compared with a partitions.conf: %s names %s, relative to OpenSM's working directory, which ibkey cannot see (give --partitions)", conf, file)
+	case ConfMissing:
+		return fmt.Sprintf("not compared with a partitions.conf: %s names %s, which is not here (give --partitions)", conf, file)
+	}
+	return ""
 }

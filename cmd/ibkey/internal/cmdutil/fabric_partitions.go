@@ -3,7 +3,6 @@ package cmdutil
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -47,9 +46,9 @@ func (o *OpenSMFlags) FileArg(cmd string, args []string) (string, error) {
 // becomes), warns of the values OpenSM replaces, and sets the flags the file
 // replaces: --allow-both, and --sm-guid from a guid not 0 (the port OpenSM binds to is
 // SELF's; guid 0: OpenSM picks one, not known here).
-func (o *OpenSMFlags) ReadConf(file *string, n *Notices) (osm *partconf.OpenSMConf, noFile *partconf.Config, note string, err error) {
-	if osm, noFile, note, err = query.ReadOpenSMConf(o.Conf, file); err != nil {
-		return nil, nil, "", err
+func (o *OpenSMFlags) ReadConf(file *string, n *Notices) (osm *partconf.OpenSMConf, src query.ConfPartitions, err error) {
+	if osm, src, err = query.ReadOpenSMConf(o.Conf, file); err != nil {
+		return nil, 0, err
 	}
 	for _, w := range osm.Warnings {
 		n.Warn(w)
@@ -61,7 +60,7 @@ func (o *OpenSMFlags) ReadConf(file *string, n *Notices) (osm *partconf.OpenSMCo
 		}
 		o.SMGUID = osm.GUID.String()
 	}
-	return osm, noFile, note, nil
+	return osm, src, nil
 }
 
 // LoadFile is Load after --opensm-conf: the file's options win over the flags where
@@ -73,27 +72,26 @@ func (o *OpenSMFlags) LoadFile(file *string, d *Deps) (*query.Partitions, error)
 	if o.Conf == "" {
 		return o.Load(*file, d.IO)
 	}
-	given := *file != ""
-	osm, noFile, _, err := o.ReadConf(file, d.Notices)
+	osm, src, err := o.ReadConf(file, d.Notices)
 	if err != nil {
 		return nil, err
 	}
 	var p *query.Partitions
-	switch {
-	case given:
-		p, err = o.Load(*file, d.IO)
-	case noFile != nil:
+	switch src {
+	case query.ConfEmpty:
 		d.Notices.Note(o.Conf + " sets partition_config_file empty: OpenSM reads no partitions.conf and programs its own Default=0x7fff, ipoib : ALL=full")
 		var opt partconf.Options
 		if opt, err = o.Options(); err == nil {
-			p = query.NewPartitions(noFile, opt)
+			p = query.NewPartitions(partconf.NoFile(), opt)
 		}
-	case *file == "" && !filepath.IsAbs(osm.PartitionsFile()):
+	case query.ConfRelative:
 		return nil, Usagef("%s names partition_config_file %s, relative to OpenSM's working directory, which ibkey cannot see: give FILE", o.Conf, osm.PartitionsFile())
-	case *file == "":
+	case query.ConfMissing:
 		return nil, Usagef("%s names partition_config_file %s, which is not here: give FILE", o.Conf, osm.PartitionsFile())
-	default:
+	case query.ConfFound:
 		d.Notices.Note("reading " + *file + ", the partition_config_file of " + o.Conf)
+		fallthrough
+	default:
 		p, err = o.Load(*file, d.IO)
 	}
 	if err != nil {

@@ -305,15 +305,17 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 	fopts := exporter.FabricOptions{Interval: o.SweepInterval, Timeout: o.SweepTimeout, AllowBoth: o.AllowBoth, NoCounters: o.NoCounters,
 		Logf: func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }}
 	if o.OpenSMConf != "" {
-		osm, noFile, note, err := query.ReadOpenSMConf(o.OpenSMConf, &o.Partitions)
+		osm, src, err := query.ReadOpenSMConf(o.OpenSMConf, &o.Partitions)
 		if err != nil {
 			return err
 		}
-		fopts.Partitions = noFile
+		if src == query.ConfEmpty {
+			fopts.Partitions = partconf.NoFile()
+		}
 		for _, w := range osm.Warnings {
 			logger.Warn(w)
 		}
-		if note != "" {
+		if note := src.AuditNote(o.OpenSMConf, osm); note != "" {
 			logger.Info(note)
 		}
 		fopts.OpenSM = osm

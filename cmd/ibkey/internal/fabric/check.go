@@ -170,15 +170,18 @@ func runCheck(o *CheckOptions) error {
 	var osm *partconf.OpenSMConf
 	var conf *partconf.Config
 	if o.OpenSMConf != "" {
-		var note string
+		var src query.ConfPartitions
 		var err error
-		if osm, conf, note, err = query.ReadOpenSMConf(o.OpenSMConf, &o.Partitions); err != nil {
+		if osm, src, err = query.ReadOpenSMConf(o.OpenSMConf, &o.Partitions); err != nil {
 			return err
+		}
+		if src == query.ConfEmpty {
+			conf = partconf.NoFile()
 		}
 		for _, w := range osm.Warnings {
 			o.Notices.Warn(w)
 		}
-		if note != "" {
+		if note := src.AuditNote(o.OpenSMConf, osm); note != "" {
 			o.Notices.Note(note)
 		}
 	}

@@ -221,20 +221,18 @@ func (o *LogOptions) readConf() error {
 		return nil
 	}
 	conf := o.OpenSM.Conf
-	given := o.Partitions != ""
-	osm, noFile, _, err := o.OpenSM.ReadConf(&o.Partitions, o.Notices)
+	osm, src, err := o.OpenSM.ReadConf(&o.Partitions, o.Notices)
 	if err != nil {
 		return err
 	}
-	switch file := osm.PartitionsFile(); {
-	case given:
-	case noFile != nil:
+	switch file := osm.PartitionsFile(); src {
+	case query.ConfEmpty:
 		o.Notices.Note(conf + " sets partition_config_file empty: OpenSM reads no partitions.conf and programs its own Default=0x7fff, ipoib : ALL=full; fixes name no line of a file")
-	case o.Partitions == "" && !filepath.IsAbs(file):
+	case query.ConfRelative:
 		o.Notices.Note(fmt.Sprintf("fixes name no line of a partitions.conf: %s names partition_config_file %s, relative to OpenSM's working directory, which ibkey cannot see (give --partitions)", conf, file))
-	case o.Partitions == "":
+	case query.ConfMissing:
 		o.Notices.Note(fmt.Sprintf("fixes name no line of a partitions.conf: %s names partition_config_file %s, which is not here (give --partitions)", conf, file))
-	default:
+	case query.ConfFound:
 		o.Notices.Note("reading " + o.Partitions + ", the partition_config_file of " + conf)
 	}
 	if o.Given {
