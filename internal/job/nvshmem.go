@@ -55,8 +55,8 @@ var NVSHMEM = Library{
 			s.unknown = "NVSHMEM_IB_PKEY_INDEX is not known: a configuration file NVSHMEM takes over the environment could not be read"
 		case where != "" && in.exported == pkeyIndex:
 			// The gate's export is in the environment, which the file beats.
-			s.pinned = fmt.Sprintf("NVSHMEM_IB_PKEY_INDEX=%s%s: NVSHMEM takes its files over the environment, so an export is not used and it uses index %d (change the file to change it)", env[pkeyIndex], where, parseC(env[pkeyIndex], 0).Int())
 			s.pinnedIndex, s.pinnedNote = parseC(env[pkeyIndex], 0).Int(), true
+			s.pinned = fmt.Sprintf("NVSHMEM_IB_PKEY_INDEX=%s%s: NVSHMEM takes its files over the environment, so an export is not used and it uses index %d (change the file to change it)", env[pkeyIndex], where, s.pinnedIndex)
 		}
 		const transport = "NVSHMEM_REMOTE_TRANSPORT"
 		t, ok := env[transport]
