@@ -315,7 +315,12 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 		for _, w := range osm.Warnings {
 			logger.Warn(w)
 		}
-		if note := src.AuditNote(o.OpenSMConf, osm); note != "" {
+		switch note := src.AuditNote(o.OpenSMConf, osm); {
+		case src == query.ConfRelative || src == query.ConfMissing:
+			// Every scrape then lacks the comparison the conf asks for (fabric
+			// check exits 4): a warning, not news.
+			logger.Warn(note)
+		case note != "":
 			logger.Info(note)
 		}
 		fopts.OpenSM = osm

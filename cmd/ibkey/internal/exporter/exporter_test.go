@@ -98,6 +98,28 @@ func TestOpenSMConfRefused(t *testing.T) {
 	}
 }
 
+// TestOpenSMConfNotComparedWarns: a conf whose partition_config_file is not on this
+// machine leaves every scrape without the comparison it asks for (fabric check exits
+// 4): said as a warning at start, not as information.
+func TestOpenSMConfNotComparedWarns(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "opensm.conf")
+	if err := os.WriteFile(conf, []byte("partition_config_file /nonexistent/partitions.conf\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	stop := errors.New("stop here")
+	o := &Options{Deps: Deps{Out: io.Discard, ErrOut: &stderr, Ctx: context.Background(),
+		OpenFabric: func(context.Context) (*query.Fabric, error) { return nil, stop }},
+		Sweep: true, OpenSMConf: conf, Listen: []string{"127.0.0.1:0"}, MaxConnections: 1,
+		Interval: time.Minute, TableInterval: time.Minute, SweepInterval: time.Minute, Once: true}
+	if err := Run(o); !errors.Is(err, stop) {
+		t.Fatalf("Run: %v, want the fabric opened", err)
+	}
+	if !strings.Contains(stderr.String(), "level=WARN msg=\"not compared with a partitions.conf") {
+		t.Errorf("stderr %q, want a warning that the file is not compared", stderr.String())
+	}
+}
+
 // TestPartitionsUncertainRefused: a --partitions file whose outcome in OpenSM cannot be
 // predicted (fabric check exits 4 for it) is refused at start, before any MAD is sent,
 // as one line of bad usage naming the file's line: a service would otherwise export the

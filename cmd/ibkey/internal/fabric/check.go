@@ -120,7 +120,7 @@ unread-node, unread-table or not-checked).`,
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().StringVar(&o.Partitions, "partitions", "", "compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")
-	c.Flags().StringVar(&o.OpenSMConf, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): part_enforce, allow_both_pkeys and keep_pkey_indexes replace --allow-both and the defaults, partition_config_file is the default --partitions; a guid not the master SM's port is noted")
+	c.Flags().StringVar(&o.OpenSMConf, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): part_enforce, allow_both_pkeys and keep_pkey_indexes replace --allow-both and the defaults, partition_config_file is the default --partitions (exit 4 when it is not here); a guid not the master SM's port is noted")
 	c.Flags().BoolVar(&o.AllowBoth, "allow-both", false, "OpenSM runs with -W (allow_both_pkeys): both gives a full and a limited entry")
 	c.Flags().BoolVar(&o.Strict, "strict", false, "exit 1 on warnings too")
 	c.Flags().StringSliceVar(&o.Ignore, "ignore", nil, "drop findings of these `RULES` (comma-separated, e.g. enforcement-off)")
@@ -142,7 +142,7 @@ unread-node, unread-table or not-checked).`,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "errors (or warnings with --strict) in what was read, also when something was not checked: what was found is definite, and stderr and the JSON's incomplete still name what was not checked"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage, --fabric-file or --partitions file"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no fabric access"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "no error found but something not checked: a partial sweep, a saved one without tables (--no-tables), SA records not answered, or a --partitions file whose outcome in OpenSM cannot be predicted (its partitions-* findings, and --sa's comparisons with it, are then no verdict and alone exit 4): findings printed first, what was not checked named on stderr"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "no error found but something not checked: a partial sweep, a saved one without tables (--no-tables), SA records not answered, an --opensm-conf partition_config_file not on this machine or relative (not compared), or a --partitions file whose outcome in OpenSM cannot be predicted (its partitions-* findings, and --sa's comparisons with it, are then no verdict and alone exit 4): findings printed first, what was not checked named on stderr"},
 	)
 	return c
 }
@@ -169,6 +169,10 @@ func runCheck(o *CheckOptions) error {
 	}
 	var osm *partconf.OpenSMConf
 	var conf *partconf.Config
+	// confGap: the conf names the partitions.conf OpenSM programs from, and it could
+	// not be compared (relative, or not on this machine): not checked, so exit 4 with
+	// no definite finding, never an all-clear.
+	var confGap *cmdutil.Incomplete
 	if o.OpenSMConf != "" {
 		var src query.ConfPartitions
 		var err error
@@ -183,6 +187,9 @@ func runCheck(o *CheckOptions) error {
 		}
 		if note := src.AuditNote(o.OpenSMConf, osm); note != "" {
 			o.Notices.Note(note)
+			if src == query.ConfRelative || src == query.ConfMissing {
+				confGap = &cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: note}
+			}
 		}
 	}
 	if o.Partitions != "" {
@@ -258,6 +265,9 @@ func runCheck(o *CheckOptions) error {
 		if uncertain != nil {
 			why = append(why, *uncertain)
 		}
+		if confGap != nil {
+			why = append(why, *confGap)
+		}
 		if o.Format == cmdutil.FormatJSON {
 			var file *string
 			if conf != nil {
@@ -280,7 +290,7 @@ func runCheck(o *CheckOptions) error {
 			if conf != nil && against == "" {
 				against = "OpenSM's own Default=0x7fff, ipoib : ALL=full (partition_config_file empty)"
 			}
-			fmt.Fprintln(o.IO.Out, checkSummary(fab, res.TablesChecked, against, errs, warns, len(all)-len(findings), partial || res.Incomplete()))
+			fmt.Fprintln(o.IO.Out, checkSummary(fab, res.TablesChecked, against, errs, warns, len(all)-len(findings), partial || res.Incomplete() || confGap != nil))
 		}
 		var after error
 		if conf != nil {
@@ -292,6 +302,9 @@ func runCheck(o *CheckOptions) error {
 		if res.Incomplete() && !partial {
 			fmt.Fprintf(o.IO.ErrOut, "ibkey: audit incomplete: %s; not checked, so no all-clear\n", res.NotCheckedSummary())
 			after = cmdutil.Exit(cmdutil.ExitIncomplete)
+		}
+		if confGap != nil {
+			after = cmdutil.Exit(cmdutil.ExitIncomplete) // named by the note above
 		}
 		if definite {
 			return cmdutil.Exit(cmdutil.ExitNo)

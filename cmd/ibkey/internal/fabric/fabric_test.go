@@ -188,8 +188,20 @@ func TestCheckOpenSMConf(t *testing.T) {
 	}
 	odd := writeTemp(t, "odd.conf", "allow_both_pkeys yes\npartition_config_file /nonexistent/partitions.conf\n")
 	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", odd, "--ignore", "enforcement-off")
-	if !strings.Contains(r.Stderr, "anything but TRUE as FALSE") || !strings.Contains(r.Stderr, "not compared with a partitions.conf") {
-		t.Errorf("odd opensm.conf: exit %d, stderr:\n%s", r.Code, r.Stderr)
+	// The file the conf names is not here: not compared is not checked (exit 4, and
+	// the summary is no all-clear), never exit 0.
+	if r.Code != 4 || !strings.Contains(r.Stderr, "anything but TRUE as FALSE") || !strings.Contains(r.Stderr, "not compared with a partitions.conf") ||
+		!strings.Contains(r.Stdout, "the audit is incomplete") {
+		t.Errorf("odd opensm.conf: exit %d\n%s--- stderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", odd, "--ignore", "enforcement-off", "-o", "json")
+	if r.Code != 4 || !strings.Contains(r.Stdout, `"kind": "not-checked"`) || !strings.Contains(r.Stdout, "/nonexistent/partitions.conf, which is not here") {
+		t.Errorf("odd opensm.conf, JSON: exit %d\n%s", r.Code, r.Stdout)
+	}
+	// A file given beside it is compared: nothing is missing.
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", odd, "--partitions", fabricConf, "--ignore", "enforcement-off")
+	if r.Code != 0 || strings.Contains(r.Stderr, "not compared") {
+		t.Errorf("odd opensm.conf with --partitions: exit %d, stderr:\n%s", r.Code, r.Stderr)
 	}
 	// "(null)" is no value: OpenSM's default file (opts_parse_charp).
 	null := writeTemp(t, "null.conf", "partition_config_file (null)\n")
@@ -198,7 +210,7 @@ func TestCheckOpenSMConf(t *testing.T) {
 		if !strings.Contains(r.Stderr, "comparing with /etc/opensm/partitions.conf") {
 			t.Errorf("(null): exit %d, stderr:\n%s", r.Code, r.Stderr)
 		}
-	} else if !strings.Contains(r.Stderr, "names /etc/opensm/partitions.conf, which is not here") {
+	} else if r.Code != 4 || !strings.Contains(r.Stderr, "names /etc/opensm/partitions.conf, which is not here") {
 		t.Errorf("(null): exit %d, stderr:\n%s", r.Code, r.Stderr)
 	}
 	// Empty: no file OpenSM finds; its own default partition is compared.
@@ -210,7 +222,7 @@ func TestCheckOpenSMConf(t *testing.T) {
 	// A relative partition_config_file is OpenSM's working directory's: not taken.
 	rel := writeTemp(t, "rel.conf", "partition_config_file "+filepath.Base(fabricConf)+"\n")
 	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", rel, "--ignore", "enforcement-off")
-	if !strings.Contains(r.Stderr, "relative to OpenSM's working directory, which ibkey cannot see (give --partitions)") {
+	if r.Code != 4 || !strings.Contains(r.Stderr, "relative to OpenSM's working directory, which ibkey cannot see (give --partitions)") {
 		t.Errorf("relative partition_config_file: exit %d, stderr:\n%s", r.Code, r.Stderr)
 	}
 	// guid: the port the conf's OpenSM binds to, against the master's (SM LID 1:
