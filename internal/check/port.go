@@ -11,7 +11,16 @@ import (
 // ibstat's form; ParseGUID reads what users write.
 type GUID uint64
 
-func (g GUID) String() string { return fmt.Sprintf("0x%016x", uint64(g)) }
+func (g GUID) String() string {
+	// 0x%016x without fmt: a sweep's listing prints thousands.
+	var b [18]byte
+	b[0], b[1] = '0', 'x'
+	for i := len(b) - 1; i >= 2; i-- {
+		b[i] = "0123456789abcdef"[g&0xf]
+		g >>= 4
+	}
+	return string(b[:])
+}
 
 // MarshalText encodes the GUID as 0x%016x.
 func (g GUID) MarshalText() ([]byte, error) { return []byte(g.String()), nil }

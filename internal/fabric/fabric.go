@@ -2,8 +2,8 @@ package fabric
 
 import (
 	"cmp"
-	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -226,10 +226,11 @@ func (f *Fabric) EndPorts(g check.GUID) []check.PortID {
 // with the node GUID when the node has no description.
 func (f *Fabric) Label(id check.PortID) string {
 	n := f.Node(id.Node)
+	// Not fmt (%s[%d], %q[%d]): a sweep's listing labels every link.
 	if n == nil || n.Description == "" {
-		return fmt.Sprintf("%s[%d]", id.Node, id.Port)
+		return id.Node.String() + "[" + strconv.Itoa(id.Port) + "]"
 	}
-	return fmt.Sprintf("%q[%d]", n.Description, id.Port)
+	return strconv.Quote(n.Description) + "[" + strconv.Itoa(id.Port) + "]"
 }
 
 // Entries returns the port's valid entries with their indexes, for the can-talk rules.

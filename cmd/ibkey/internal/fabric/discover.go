@@ -82,6 +82,7 @@ func runDiscover(o *DiscoverOptions) error {
 		g := cmdutil.Grid{Header: []string{"NODE", "TYPE", "NODE_GUID", "PORT", "PORT_GUID", "LID", "STATE", "PEER"},
 			Required: []string{"NODE", "PORT", "PEER"}, Optional: [][]string{{"NODE_GUID"}, {"TYPE"}, {"PORT_GUID"}, {"LID"}, {"STATE"}}}
 		for _, n := range fab.Nodes {
+			name, nodeGUID := n.Name(), n.GUID.String()
 			for _, p := range n.Ports {
 				// A switch port without a cable is left out; one that may have one
 				// (PortInfo not read, no answer from its far end) is shown.
@@ -100,7 +101,7 @@ func runDiscover(o *DiscoverOptions) error {
 				if p.GUID != 0 { // none on a switch's external port
 					guid = p.GUID.String()
 				}
-				g.Add(n.Name(), string(n.Type), n.GUID.String(), strconv.Itoa(p.Num), guid, lid, state, peer)
+				g.Add(name, string(n.Type), nodeGUID, strconv.Itoa(p.Num), guid, lid, state, peer)
 			}
 		}
 		return g.Render(o.IO.Out, o.Format)
