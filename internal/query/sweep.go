@@ -205,9 +205,9 @@ type portRead struct {
 // levelNode is one node read in a level.
 type levelNode struct {
 	n              *sweepNode
-	desc, swInfo   int // call indexes; swInfo -1 for a CA
-	extCap         int // SwitchInfo PartitionEnforcementCap, -1 if unknown
-	infos          []*mad.PortInfo
+	desc, swInfo   int    // call indexes; swInfo -1 for a CA
+	extCap         int    // SwitchInfo PartitionEnforcementCap, -1 if unknown
+	up             []bool // per port: PortInfo read, and the link is up (linkUp)
 	isSwitch, root bool
 }
 
@@ -238,10 +238,12 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	}
 	nodes := make([]levelNode, len(frontier))
 	reads := make([]portRead, 0, size)
+	ups := make([]bool, ports) // the levelNodes' up, one after another
 	for k, n := range frontier {
 		ln := &nodes[k]
-		*ln = levelNode{n: n, swInfo: -1, extCap: -1, infos: make([]*mad.PortInfo, len(n.node.Ports)),
+		*ln = levelNode{n: n, swInfo: -1, extCap: -1, up: ups[:len(n.node.Ports):len(n.node.Ports)],
 			isSwitch: n.info.NodeType == mad.NodeSwitch, root: n.path == nil}
+		ups = ups[len(n.node.Ports):]
 		ln.desc = add(n.path, mad.AttrNodeDescription, 0)
 		if ln.isSwitch {
 			ln.swInfo = add(n.path, mad.AttrSwitchInfo, 0)
@@ -290,8 +292,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	for _, r := range reads {
 		n, p := r.n, r.n.node.Ports[r.i]
 		isSwitch := n.info.NodeType == mad.NodeSwitch
-		info, err := callResult(&calls[r.call], mad.ParsePortInfo)
-		pi := &info
+		pi, err := callResult(&calls[r.call], mad.ParsePortInfo)
 		if err != nil {
 			p.Error = errText("PortInfo", err)
 			// The route arrives on this port (a CA's, or a switch's port 0): its
@@ -303,9 +304,9 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			if r.visit {
 				p.Error = ""
 			} else {
-				nodes[r.ln].infos[r.i] = pi
+				nodes[r.ln].up[r.i] = linkUp(pi)
 			}
-			fillPort(p, *pi, isSwitch)
+			fillPort(p, pi, isSwitch)
 		}
 		if s.opts.NoTables {
 			continue
@@ -320,7 +321,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 				p.PKeysError = "table size unknown: SwitchInfo could not be read"
 				continue
 			}
-			if !linkUp(*pi) {
+			if !linkUp(pi) {
 				p.PKeysError = fabric.NotReadPrefix + "the port is " + p.State + " (a table is meaningful only on a port with a link)"
 				p.TableSize = extCap
 				continue
@@ -329,7 +330,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		case !isSwitch:
 			if !slices.Contains(n.caReached, p.Num) {
 				p.TableSize = size
-				if !linkUp(*pi) {
+				if !linkUp(pi) {
 					p.PKeysError = fabric.NotReadPrefix + "the port is " + p.State + ", so no directed route arrives on it (a CA answers P_KeyTable only for the port an SMP arrives on)"
 				} else {
 					p.PKeysError = notReachedYet
@@ -358,14 +359,16 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 
 	// Batch 3: NodeInfo through every port of a switch (or the local node) whose
 	// link is up and whose peer is not known yet, in the calls of batch 1 (read).
-	most := 0
+	most, route := 0, 0
 	for k := range nodes {
 		if ln := &nodes[k]; ln.isSwitch || ln.root {
 			most += len(ln.n.node.Ports)
+			route += len(ln.n.node.Ports) * (len(ln.n.path) + 1)
 		}
 	}
 	pcalls := reuse(s.calls, most)
 	probes := make([]probe, 0, most)
+	routes := make([]uint8, 0, route) // the probes' routes, one after another
 	for k := range nodes {
 		ln := &nodes[k]
 		n := ln.n
@@ -389,10 +392,11 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		for i, p := range n.node.Ports {
 			// A port whose peer is known already (the link this node was found
 			// through, or one a node of the same level probed) needs no probe.
-			if p.Num == 0 || ln.infos[i] == nil || !linkUp(*ln.infos[i]) || p.Peer != nil || onlyPort != 0 && p.Num != onlyPort {
+			if p.Num == 0 || !ln.up[i] || p.Peer != nil || onlyPort != 0 && p.Num != onlyPort {
 				continue
 			}
-			path := append(append(make([]uint8, 0, len(n.path)+1), n.path...), uint8(p.Num))
+			routes = append(append(routes, n.path...), uint8(p.Num))
+			path := routes[len(routes)-len(n.path)-1 : len(routes) : len(routes)]
 			probes = append(probes, probe{from: n, port: p.Num, path: path})
 			pcalls = append(pcalls, mad.Call{Req: mad.Request{Addr: mad.Address{Directed: true, Path: path}, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: mad.AttrNodeInfo}})
 		}
