@@ -44,16 +44,18 @@ type FabricOptions struct {
 	// The audit is `ibkey fabric check`'s (partconf.AuditFabric): OpenSM, when set, is
 	// what its opensm.conf says (nil: OpenSM's defaults); Partitions, when set, also
 	// compares the tables with what OpenSM programs from this partitions.conf;
-	// AllowBoth is OpenSM's -W (OpenSM's allow_both_pkeys wins).
+	// AllowBoth is OpenSM's -W (OpenSM's allow_both_pkeys wins). OpenSMName is the
+	// conf's path, to name it.
 	OpenSM     *partconf.OpenSMConf
+	OpenSMName string
 	Partitions *partconf.Config
 	AllowBoth  bool
 	// NoCounters skips the PMA PortCounters reads (tables and PortInfo only).
 	NoCounters bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// Logf, when set, is told about sweeps that did not complete and about the
-	// transport being reopened.
+	// Logf, when set, is told about sweeps that did not complete, about the
+	// transport being reopened, and when OpenSM's guid is not the master SM's port.
 	Logf func(format string, args ...any)
 }
 
@@ -72,7 +74,10 @@ type FabricCollector struct {
 	results     map[string]float64
 	lastFailure string
 	lastGaps    string // what the last served sweep did not read, as last logged
-	reached     bool   // the last sweep reached the fabric and its transport still works
+	// notMaster is OpenSM.NotMaster of the last sweep, as last logged; only the
+	// sweeping goroutine touches it.
+	notMaster string
+	reached   bool // the last sweep reached the fabric and its transport still works
 }
 
 // fabricSnapshot is one complete sweep and its series, built once, and gathered once
@@ -382,6 +387,16 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 	// The audit's NotChecked is fabric.NotRead(true): computed once, for
 	// ibkey_fabric_not_read and the sweep's result.
 	res, _ := partconf.AuditFabric(f, c.opts.Partitions, c.opts.OpenSM, c.opts.AllowBoth)
+	if c.opts.OpenSM != nil && c.opts.OpenSM.GUID != 0 {
+		// As fabric check notes it, logged when it changes (not every sweep).
+		_, sm := partconf.FabricPorts(f)
+		if note := c.opts.OpenSM.NotMaster(c.opts.OpenSMName, sm); note != c.notMaster {
+			c.notMaster = note
+			if note != "" {
+				c.opts.Logf("%s", note)
+			}
+		}
+	}
 	out := newSeriesSet()
 	portSeries(out, recs)
 	findingSeries(out, f, recs, res, partconf.AuditRules(c.opts.Partitions != nil))

@@ -651,6 +651,30 @@ func TestFabricSweepWithGapsNotComplete(t *testing.T) {
 	}
 }
 
+// TestFabricOpenSMNotMaster: an opensm.conf whose guid is not the port of the master
+// SM the swept ports name is logged as fabric check notes it, once while it holds,
+// and again when it holds after it did not.
+func TestFabricOpenSMNotMaster(t *testing.T) {
+	f := loadFabric(t, "small.json")
+	_, master := partconf.FabricPorts(f)
+	if master == 0 {
+		t.Fatal("small.json names no master SM port")
+	}
+	var logged []string
+	osm := &partconf.OpenSMConf{GUID: master + 1}
+	c := NewFabricCollector(FabricOptions{NoCounters: true, OpenSM: osm, OpenSMName: "/etc/opensm/opensm.conf",
+		Logf: func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }})
+	for _, guid := range []check.GUID{master + 1, master + 1, master, master + 1, 0} {
+		osm.GUID = guid
+		c.fromFabric(context.Background(), f, nil, nil)
+	}
+	osm.GUID = master + 1
+	want := osm.NotMaster("/etc/opensm/opensm.conf", master)
+	if len(logged) != 2 || logged[0] != want || logged[1] != want || !strings.Contains(want, "/etc/opensm/opensm.conf binds OpenSM to port") {
+		t.Errorf("logged %q, want %q twice", logged, want)
+	}
+}
+
 // TestFabricTableNotReadIsNoSize: a fabric port whose P_Key table was not read is
 // ibkey_fabric_pkey_table_unread with the reason and never a count that reads as "no
 // keys": no valid-entry series, and a table size only when the size itself was read

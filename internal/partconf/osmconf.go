@@ -110,6 +110,17 @@ func (c *OpenSMConf) LogPath() (path, stream string) {
 	return c.LogFile, ""
 }
 
+// NotMaster says, when c binds OpenSM to a port (guid) that is not master, the port
+// of the master SM the swept ports name (FabricPorts; 0 when none is found), that
+// the tables are compared with a file the master may not read: a standby's or another
+// subnet's conf. "" when they agree or either is not known. name is the conf's path.
+func (c *OpenSMConf) NotMaster(name string, master check.GUID) string {
+	if c == nil || c.GUID == 0 || master == 0 || master == c.GUID {
+		return ""
+	}
+	return fmt.Sprintf("%s binds OpenSM to port %s (guid), but the master SM the ports name runs on port %s: the tables are compared with what this file gives, which the master may not read", name, c.GUID, master)
+}
+
 // MaxOpenSMConfSize bounds what ParseOpenSMConf is given; OpenSM's own default file is
 // about 40 KB.
 const MaxOpenSMConfSize = 4 << 20

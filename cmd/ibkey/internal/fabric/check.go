@@ -212,11 +212,9 @@ func runCheck(o *CheckOptions) error {
 	// nothing definite was found and something was not checked; else 0.
 	definite := false
 	err := o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {
-		if _, sm := partconf.FabricPorts(fab); osm != nil && osm.GUID != 0 && sm != 0 && sm != osm.GUID {
-			// The conf names the port its OpenSM binds to (guid): not the port the
-			// swept ports' SM LID reaches, so it may be a standby's or another
-			// subnet's conf, whose partitions the master need not use.
-			o.Notices.Note(fmt.Sprintf("%s binds OpenSM to port %s (guid), but the master SM the ports name runs on port %s: the tables are compared with what this file gives, which the master may not read", o.OpenSMConf, osm.GUID, sm))
+		_, sm := partconf.FabricPorts(fab)
+		if note := osm.NotMaster(o.OpenSMConf, sm); note != "" {
+			o.Notices.Note(note)
 		}
 		res, model := partconf.AuditFabric(fab, conf, osm, o.AllowBoth)
 		all := res.Findings
