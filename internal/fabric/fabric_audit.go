@@ -55,6 +55,12 @@ type AuditOptions struct {
 	// facing end ports as they were (osm_pkey_mgr.c), so they are not compared with the
 	// end ports and enforcement being off is not a finding.
 	EnforceOff bool
+	// EnforceOnly is "in" or "out" when the SM enforces one direction alone (OpenSM
+	// part_enforce in or out, -Z): on the switch ports facing end ports OpenSM sets
+	// only inbound (0x8) or only outbound (0x4) enforcement (osm_pkey_mgr.c
+	// pkey_mgr_enforce_partition), so the other direction off is what it was told,
+	// not a finding. "" is both.
+	EnforceOnly string
 }
 
 // AuditResult is an audit of one sweep: the findings, the ports it did not audit
@@ -234,7 +240,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 				if peerNode == nil || peerNode.Type == check.NodeSwitch || !f.InSubnet(*p.Peer) {
 					continue
 				}
-				out = append(out, auditSwitchPort(f, n, p, peerNode, peerNode.Port(p.Peer.Port))...)
+				out = append(out, auditSwitchPort(f, n, p, peerNode, peerNode.Port(p.Peer.Port), opt.EnforceOnly)...)
 			}
 		}
 	}
@@ -292,21 +298,27 @@ func quoteDesc(n *Node) string {
 }
 
 // auditSwitchPort checks a switch external port sw[p] cabled to a CA or router port.
-func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []check.Finding {
+func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port, only string) []check.Finding {
 	var out []check.Finding
 	swID, caID := check.PortID{Node: sw.GUID, Port: p.Num}, check.PortID{Node: caNode.GUID, Port: ca.Num}
 	ports := []check.FindingPort{f.FindingPort(caID), f.FindingPort(swID)}
 	enforcing := ""
 	if e := p.Enforcement; e != nil {
-		var off []string
+		var off, unasked []string // off, and off where the SM was told to enforce
 		if !e.Inbound {
 			off = append(off, "inbound")
+			if only != "out" {
+				unasked = append(unasked, "inbound")
+			}
 		}
 		if !e.Outbound {
 			off = append(off, "outbound")
+			if only != "in" {
+				unasked = append(unasked, "outbound")
+			}
 		}
 		switch {
-		case len(off) > 0:
+		case len(unasked) > 0:
 			// OpenSM re-reads opensm.conf's part_enforce and no_partition_enforcement
 			// (can_update in osm_subnet.c opt_tbl) in a heavy sweep only
 			// (osm_state_mgr.c do_sweep, osm_subn_rescan_conf_files); kill -HUP runs one
@@ -323,13 +335,14 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 			}
 			out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleEnforcementOff, Ports: ports,
 				Message: fmt.Sprintf("partition enforcement is off (%s) on %s, which faces %s: %s",
-					strings.Join(off, ", "), f.Label(swID), f.Label(caID), what),
+					strings.Join(unasked, ", "), f.Label(swID), f.Label(caID), what),
 				Action: "turn switch enforcement on in the Subnet Manager (OpenSM: part_enforce both, no_partition_enforcement FALSE in opensm.conf), then kill -HUP it: a heavy sweep re-reads them, a light one does not; if it was started with -Z off or -N, restart it without them (a heavy sweep applies a value only when the file's changes: osm_subnet.c osm_subn_rescan_conf_files)"})
-			if e.Inbound || e.Outbound {
-				enforcing = "with " + strings.Join(off, " ") + " enforcement off the switch still drops them in the other direction"
-			}
-		default:
+		}
+		switch {
+		case len(off) == 0:
 			enforcing = "with enforcement on, the switch drops them"
+		case e.Inbound || e.Outbound:
+			enforcing = "with " + strings.Join(off, " ") + " enforcement off the switch still drops them in the other direction"
 		}
 	}
 	if p.PKeys == nil || ca.PKeys == nil {

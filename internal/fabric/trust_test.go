@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,6 +206,60 @@ func TestAuditEnforceOff(t *testing.T) {
 	}
 	if fs := AuditFabric(f, AuditOptions{EnforceOff: true}).Findings; len(fs) != 0 {
 		t.Errorf("part_enforce off: %v", fs)
+	}
+}
+
+// TestAuditEnforceOnly: with part_enforce in (or out) OpenSM sets only that
+// direction's bit on the switch ports facing CAs (osm_pkey_mgr.c
+// pkey_mgr_enforce_partition: in 0x8, out 0x4), so the other direction off is no
+// finding; the direction it was told to enforce, off, still is. What the switch port
+// then drops is judged from the bits as read, whatever the mode.
+func TestAuditEnforceOnly(t *testing.T) {
+	for _, tc := range []struct {
+		in, out bool
+		only    string
+		want    string // the directions enforcement-off names, "" for no finding
+	}{
+		{true, false, "", "outbound"},
+		{true, false, "in", ""},
+		{true, false, "out", "outbound"}, // inbound on: more than OpenSM sets, no finding
+		{false, true, "out", ""},
+		{false, true, "in", "inbound"},
+		{false, false, "in", "inbound"},
+		{false, false, "out", "outbound"},
+		{false, false, "", "inbound, outbound"},
+		{true, true, "in", ""},
+	} {
+		f := testFabric()
+		sw := f.Port(check.PortID{Node: 0x50, Port: 1})
+		sw.Enforcement = &check.Enforcement{Inbound: tc.in, Outbound: tc.out}
+		// Rules other than enforcement-off do not depend on the mode.
+		var others []string
+		for i, only := range []string{"", tc.only} {
+			var got []string
+			var rest []string
+			for _, fd := range AuditFabric(f, AuditOptions{EnforceOnly: only}).Findings {
+				if fd.Rule != RuleEnforcementOff {
+					rest = append(rest, fd.String())
+					continue
+				}
+				got = append(got, fd.Message)
+			}
+			if i == 0 {
+				others = rest
+				continue
+			}
+			if !slices.Equal(rest, others) {
+				t.Errorf("in %v out %v, part_enforce %q: other findings %q, want %q", tc.in, tc.out, tc.only, rest, others)
+			}
+			want := 0
+			if tc.want != "" {
+				want = 1
+			}
+			if len(got) != want || want == 1 && !strings.Contains(got[0], "partition enforcement is off ("+tc.want+") on ") {
+				t.Errorf("in %v out %v, part_enforce %q: %q, want %q", tc.in, tc.out, tc.only, got, tc.want)
+			}
+		}
 	}
 }
 

@@ -17,7 +17,11 @@ import (
 // default-not-at-index-0, goes for the ports the file models. The result's Findings
 // are all of them, unsorted; model is the one compared with (nil without conf).
 func AuditFabric(f *fabric.Fabric, conf *Config, osm *OpenSMConf, allowBoth bool) (res fabric.AuditResult, model *Model) {
-	res = fabric.AuditFabric(f, fabric.AuditOptions{EnforceOff: osm != nil && osm.EnforceOff})
+	var opt fabric.AuditOptions
+	if osm != nil {
+		opt = fabric.AuditOptions{EnforceOff: osm.EnforceOff, EnforceOnly: osm.EnforceOnly}
+	}
+	res = fabric.AuditFabric(f, opt)
 	if conf == nil {
 		return res, nil
 	}

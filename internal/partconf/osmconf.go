@@ -52,7 +52,11 @@ type OpenSMConf struct {
 	// (pkey_mgr_update_peer_port tests for off only); they differ in the PortInfo
 	// enforcement bits it sets there (pkey_mgr_enforce_partition: both 0xc, in 0x8
 	// inbound, out 0x4 outbound).
-	EnforceOff      bool
+	EnforceOff bool
+	// EnforceOnly: part_enforce in or out, the one direction OpenSM enforces on the
+	// switch ports facing end ports (fabric.AuditOptions.EnforceOnly); "" for both
+	// or off.
+	EnforceOnly     string
 	AllowBoth       bool
 	KeepPKeyIndexes bool
 	// PartitionConfigFile is partition_config_file as OpenSM holds it (what
@@ -195,6 +199,8 @@ func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
 	switch {
 	case noEnforce || partEnforce == "off":
 		c.EnforceOff = true
+	case partEnforce == "in" || partEnforce == "out":
+		c.EnforceOnly = partEnforce
 	case partEnforce != "both" && partEnforce != "in" && partEnforce != "out":
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: part_enforce %s is not both, in, out or off: OpenSM logs \"Invalid Cached Option Value\" and uses both", name, strconv.Quote(partEnforce)))
 	}

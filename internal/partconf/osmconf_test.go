@@ -20,23 +20,25 @@ import (
 func TestParseOpenSMConf(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string
-		off        bool // part_enforce off in effect
+		off        bool   // part_enforce off in effect
+		only       string // part_enforce in or out in effect
 		both, keep bool
 		warn       string
 	}{
-		{"empty: defaults", "", false, false, true, ""},
-		{"off", "part_enforce off\n", true, false, true, ""},
-		{"in, comment", "  part_enforce in   # inbound only\n", false, false, true, ""},
-		{"quoted", "part_enforce \"out\"\nallow_both_pkeys 'TRUE'\n", false, true, true, ""},
-		{"deprecated switch wins", "part_enforce both\nno_partition_enforcement TRUE\n", true, false, true, ""},
-		{"bad value falls back to both", "part_enforce OFF\n", false, false, true, "Invalid Cached Option Value"},
-		{"only TRUE is true", "allow_both_pkeys true\nkeep_pkey_indexes FALSE\n", false, false, false, "anything but TRUE"},
-		{"commented out", "#part_enforce off\n", false, false, true, ""},
-		{"last wins", "part_enforce off\npart_enforce in\n", false, false, true, ""},
+		{"empty: defaults", "", false, "", false, true, ""},
+		{"off", "part_enforce off\n", true, "", false, true, ""},
+		{"in, comment", "  part_enforce in   # inbound only\n", false, "in", false, true, ""},
+		{"quoted", "part_enforce \"out\"\nallow_both_pkeys 'TRUE'\n", false, "out", true, true, ""},
+		{"deprecated switch wins", "part_enforce both\nno_partition_enforcement TRUE\n", true, "", false, true, ""},
+		{"deprecated switch wins over in", "part_enforce in\nno_partition_enforcement TRUE\n", true, "", false, true, ""},
+		{"bad value falls back to both", "part_enforce OFF\n", false, "", false, true, "Invalid Cached Option Value"},
+		{"only TRUE is true", "allow_both_pkeys true\nkeep_pkey_indexes FALSE\n", false, "", false, false, "anything but TRUE"},
+		{"commented out", "#part_enforce off\n", false, "", false, true, ""},
+		{"last wins", "part_enforce off\npart_enforce in\n", false, "in", false, true, ""},
 	} {
 		c := ParseOpenSMConf("opensm.conf", []byte(tc.text))
-		if c.EnforceOff != tc.off || c.AllowBoth != tc.both || c.KeepPKeyIndexes != tc.keep || !strings.Contains(strings.Join(c.Warnings, "\n"), tc.warn) {
-			t.Errorf("%s: enforce off %v both %v keep %v warnings %v", tc.name, c.EnforceOff, c.AllowBoth, c.KeepPKeyIndexes, c.Warnings)
+		if c.EnforceOff != tc.off || c.EnforceOnly != tc.only || c.AllowBoth != tc.both || c.KeepPKeyIndexes != tc.keep || !strings.Contains(strings.Join(c.Warnings, "\n"), tc.warn) {
+			t.Errorf("%s: enforce off %v only %q both %v keep %v warnings %v", tc.name, c.EnforceOff, c.EnforceOnly, c.AllowBoth, c.KeepPKeyIndexes, c.Warnings)
 		}
 		if tc.warn == "" && len(c.Warnings) > 0 {
 			t.Errorf("%s: warnings %v", tc.name, c.Warnings)
@@ -167,13 +169,14 @@ func TestOpenSMConfAgainstOpenSM(t *testing.T) {
 		want := OpenSMConf{
 			GUID:                check.GUID(guid),
 			EnforceOff:          osm["part_enforce"] == "off" || osm["no_partition_enforcement"] == "TRUE",
+			EnforceOnly:         map[bool]string{true: osm["part_enforce"]}[(osm["part_enforce"] == "in" || osm["part_enforce"] == "out") && osm["no_partition_enforcement"] != "TRUE"],
 			AllowBoth:           osm["allow_both_pkeys"] == "TRUE",
 			KeepPKeyIndexes:     osm["keep_pkey_indexes"] == "TRUE",
 			PartitionConfigFile: osm["partition_config_file"],
 			LogFile:             osm["log_file"],
 		}
 		c := ParseOpenSMConf("in.conf", []byte(text))
-		got := OpenSMConf{GUID: c.GUID, EnforceOff: c.EnforceOff, AllowBoth: c.AllowBoth, KeepPKeyIndexes: c.KeepPKeyIndexes, PartitionConfigFile: c.PartitionConfigFile, LogFile: c.LogFile}
+		got := OpenSMConf{GUID: c.GUID, EnforceOff: c.EnforceOff, EnforceOnly: c.EnforceOnly, AllowBoth: c.AllowBoth, KeepPKeyIndexes: c.KeepPKeyIndexes, PartitionConfigFile: c.PartitionConfigFile, LogFile: c.LogFile}
 		if !reflect.DeepEqual(got, want) {
 			if bad++; bad <= 5 {
 				t.Errorf("file %d %q:\n ibkey  %+v\n OpenSM %+v", i, text, got, want)

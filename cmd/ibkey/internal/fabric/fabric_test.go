@@ -186,6 +186,13 @@ func TestCheckOpenSMConf(t *testing.T) {
 	if !strings.Contains(r.Stdout, fabric.RuleEnforcementOff) {
 		t.Errorf("without --opensm-conf the audit assumes enforcement on and reports it off:\n%s", r.Stdout)
 	}
+	// part_enforce in: OpenSM sets inbound enforcement alone on the switch ports
+	// facing CAs (osm_pkey_mgr.c); outbound off is what it was told.
+	in := writeTemp(t, "in.conf", "part_enforce in\npartition_config_file "+abs+"\n")
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", in)
+	if !strings.Contains(r.Stdout, "partition enforcement is off (inbound) on") || strings.Contains(r.Stdout, "outbound) on") {
+		t.Errorf("part_enforce in: exit %d\n%s", r.Code, r.Stdout)
+	}
 	odd := writeTemp(t, "odd.conf", "allow_both_pkeys yes\npartition_config_file /nonexistent/partitions.conf\n")
 	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", odd, "--ignore", "enforcement-off")
 	// The file the conf names is not here: not compared is not checked (exit 4, and
