@@ -7,7 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -66,8 +66,8 @@ const (
 // Add appends a row.
 func (g *Grid) Add(cells ...string) { g.Rows = append(g.Rows, cells) }
 
-// Render writes the whole grid with one write (tabwriter and tablewriter write cell
-// by cell: unbuffered, that is thousands of write(2) calls for a big table).
+// Render writes the whole grid with one write (tablewriter writes cell by cell:
+// unbuffered, that is thousands of write(2) calls for a big table).
 func (g *Grid) Render(w io.Writer, f Format) error {
 	var b bytes.Buffer
 	var err error
@@ -342,13 +342,15 @@ func cutMiddle(s string, width int) string {
 	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, sw-tail, "")
 }
 
-// renderPlain prints aligned columns with a header line. Cells never contain spaces
-// (they become _) and empty cells print as -, so awk '{print $N}' always works; with
-// FreeLast the last column alone keeps its spaces.
+// renderPlain prints aligned columns with a header line: each cell but a line's last
+// is padded with spaces to two past its column's widest cell, in runes (what
+// text/tabwriter does with padding 2 when the rows are alike, as a Grid's are). Cells
+// never contain spaces (they become _) and empty cells print as -, so awk '{print
+// $N}' always works; with FreeLast the last column alone keeps its spaces.
 func (g *Grid) renderPlain(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	lines := make([][]string, 0, len(g.Rows)+1)
 	if g.Header != nil {
-		fmt.Fprintln(tw, strings.Join(g.Header, "\t"))
+		lines = append(lines, g.Header)
 	}
 	for _, r := range g.Rows {
 		cells := make([]string, len(r))
@@ -359,12 +361,34 @@ func (g *Grid) renderPlain(w io.Writer) error {
 			}
 			cells[i] = PlainCell(textsafe.Cap(c, MaxCell))
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		lines = append(lines, cells)
 	}
-	return tw.Flush()
+	var widths []int
+	for _, l := range lines {
+		for i := 0; i < len(l)-1; i++ {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(l[i]))
+		}
+	}
+	var b []byte
+	for _, l := range lines {
+		for i, c := range l {
+			b = append(b, c...)
+			if i < len(l)-1 {
+				for range widths[i] - utf8.RuneCountInString(c) + 2 {
+					b = append(b, ' ')
+				}
+			}
+		}
+		b = append(b, '\n')
+	}
+	_, err := w.Write(b)
+	return err
 }
 
-// freeTextCell keeps a FreeLast cell on its line and out of tabwriter's columns.
+// freeTextCell keeps a FreeLast cell on its line and out of the columns.
 var freeTextCell = strings.NewReplacer("\t", " ", "\n", " ")
 
 // PlainCell is c as one awk field: "-" when empty, spaces as "_".
