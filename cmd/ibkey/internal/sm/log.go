@@ -23,10 +23,6 @@ import (
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
-// DefaultLog is where OpenSM logs unless told otherwise (OSM_DEFAULT_LOG_FILE,
-// opensm(8) -f).
-const DefaultLog = "/var/log/opensm.log"
-
 // LogOptions are `ibkey sm log`'s inputs.
 type LogOptions struct {
 	IO      *cmdutil.IOStreams
@@ -36,7 +32,7 @@ type LogOptions struct {
 	Now     func() time.Time
 
 	// File is the log ("-": standard input); Given: named on the command line, not
-	// DefaultLog.
+	// partconf.DefaultLogFile.
 	File   string
 	Given  bool
 	Follow bool
@@ -61,7 +57,7 @@ func NewCmdLog(f *cmdutil.Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "log [FILE|-]",
 		Short: "Explain the partition and key events of an OpenSM log",
-		Long: `Read OpenSM's log (FILE, default ` + DefaultLog + ` or --opensm-conf's log_file,
+		Long: `Read OpenSM's log (FILE, default ` + partconf.DefaultLogFile + ` or --opensm-conf's log_file,
 none with --demo; - for standard input) and explain every partition and key event
 in it. For each: when, both
 ends by name and port, the key decoded, the rule that failed (in the words can-talk
@@ -156,7 +152,7 @@ EVENT
 			}
 			o.Notices = f.Notices()
 			o.Ctx = cmdutil.Context(c)
-			o.File = DefaultLog
+			o.File = partconf.DefaultLogFile
 			if len(args) == 1 {
 				if args[0] == "" {
 					return cmdutil.Usagef(`FILE "": give an OpenSM log's path, or - for standard input`)
@@ -165,7 +161,7 @@ EVENT
 			} else if f.IsDemo() {
 				// The demo is not this machine: its own OpenSM log, named after the
 				// demo fabric's ports, would be neither.
-				return &query.EnvError{Msg: "no OpenSM log: the demo has none, and " + DefaultLog + " is this machine's: give a log's path (such as internal/smlog/testdata/lab.log in ibkey's source), or - for standard input"}
+				return &query.EnvError{Msg: "no OpenSM log: the demo has none, and " + partconf.DefaultLogFile + " is this machine's: give a log's path (such as internal/smlog/testdata/lab.log in ibkey's source), or - for standard input"}
 			}
 			return runLog(o)
 		},
@@ -187,7 +183,7 @@ EVENT
 		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "no partition or key error in the log (warnings allowed)"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "errors found"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage, or a FILE given that cannot be read"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no log at " + DefaultLog + " (no FILE given), or the fabric cannot be read"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no log at " + partconf.DefaultLogFile + " (no FILE given), or the fabric cannot be read"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "no error found, but lines about partitions or keys that ibkey does not explain, nothing checked (an empty log, or not OpenSM's), or a partial sweep naming the ports"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitSignal, Meaning: "ended by signal N (with --follow, the way it ends)"},
 	)
@@ -351,7 +347,8 @@ func (o *LogOptions) openLog() (io.ReadCloser, time.Time, error) {
 }
 
 // notOpened is a log that cannot be opened: a FILE given is bad input (exit 2, as
-// every file given that cannot be read), DefaultLog is this machine's environment (3).
+// every file given that cannot be read), partconf.DefaultLogFile is this machine's
+// environment (3).
 func (o *LogOptions) notOpened(msg string) error {
 	if o.Given {
 		return cmdutil.Usagef("%s", msg)
