@@ -443,10 +443,9 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 	found := false
 	for _, g := range sum.Groups {
 		ex := x.ExplainGroup(g)
-		if k := g.First.Kind; k == smlog.KindConfigRejected || k == smlog.KindConfigMissing || k == smlog.KindQoSRejected {
-			if n := a.SweptSince(k, g.LastLine); n != "" {
-				ex.Notes = append(ex.Notes, n)
-			}
+		// The partitions and QoS policy file kinds' note ("" for the kinds about no file).
+		if n := a.SweptSince(g.First.Kind, g.LastLine); n != "" {
+			ex.Notes = append(ex.Notes, n)
 		}
 		g.Explanation = &ex
 		found = found || smlog.SeverityOf(g.First.Kind) == check.SeverityError
