@@ -278,10 +278,10 @@ func memberRule(m *partconf.Member, sm check.GUID) string {
 	return m.Text()
 }
 
-// effectiveMembership is what an item gives: both is full without -W.
+// effectiveMembership is what an item gives (partconf.MemberFlag.Effective).
 func effectiveMembership(m *partconf.Member, allowBoth bool) string {
-	if m.Membership == partconf.FlagBoth && !allowBoth {
-		return "full (both without -W)"
+	if eff := m.Membership.Effective(allowBoth); eff != m.Membership {
+		return eff.String() + " (both without -W)"
 	}
 	return m.Membership.String()
 }
