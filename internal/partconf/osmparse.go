@@ -282,7 +282,6 @@ func parse(file string, data string, kept []keptPartition) *Config {
 		}
 		piece := data[off:end]
 		if e.col0 == 0 && len(piece) == lineSize-2 && piece[len(piece)-1] != '\n' {
-			e.pieceLen = len(piece)
 			e.finding(check.SeverityWarning, 0, "long-line",
 				"line longer than 4094 bytes: OpenSM reads it in 4094-byte pieces, each counted as a line, so a name, key or GUID at a piece boundary is cut in two",
 				"break the member list over several lines after a comma")
@@ -794,9 +793,7 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 				hint = "end the previous partition with ';' before the next definition; the ':' belongs on the definition line"
 			}
 			e.abort(nameAt, "bad PortGUID", fmt.Sprintf("%q is neither a port GUID nor a keyword", short(name)), hint)
-			if e.c.Findings[len(e.c.Findings)-1].Rule == "opensm-rejects" {
-				e.c.Findings[len(e.c.Findings)-1].Rule = "bad-member"
-			}
+			e.c.Findings[len(e.c.Findings)-1].Rule = "bad-member" // abort's finding
 			return false
 		}
 		m.GUID = check.GUID(v)
