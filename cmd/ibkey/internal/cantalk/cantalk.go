@@ -696,23 +696,23 @@ func cannotResolve(o *CanTalkOptions, parts *query.Partitions, specA, specB chec
 	if parts != nil && spec.Kind == check.EndpointGUID {
 		uncertain = cmdutil.UncertainIncomplete(parts.Config)
 	}
-	doc := verdictJSON{CanTalk: new(bool), OneWay: new(bool), Verdict: check.VerdictNo.String(), Reasons: []string{reason}, Warnings: []string{},
+	v := check.Verdict{Kind: check.VerdictNo, A: check.EndpointSummary{Label: specA.String()}, B: check.EndpointSummary{Label: specB.String()}}
+	doc := verdictJSON{CanTalk: new(bool), OneWay: new(bool), Verdict: v.Kind.String(), Reasons: []string{reason}, Warnings: []string{},
 		Unresolved: &unresolvedJSON{side, rerr.Endpoint, rerr.Problem}, Demo: demo}
-	headline, code := fmt.Sprintf("NO: %s and %s cannot talk", specA, specB), cmdutil.ExitNo
 	if uncertain != nil {
-		doc.CanTalk, doc.OneWay, doc.Verdict = nil, nil, check.VerdictUnknown.String()
+		v.Kind, v.NotChecked = check.VerdictUnknown, []check.NotChecked{{Cause: check.NotCheckedFile}}
+		doc.CanTalk, doc.OneWay, doc.Verdict = nil, nil, v.Kind.String()
 		doc.Reasons = []string{"not known: " + uncertain.Message + "; as written: " + reason}
 		doc.Incomplete = []cmdutil.Incomplete{*uncertain}
-		headline, code = fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what OpenSM does with the partitions file, which cannot be predicted", specA, specB), cmdutil.ExitIncomplete
 	}
 	if o.Format == cmdutil.FormatJSON {
 		if err := cmdutil.WriteJSON(o.IO.Out, doc); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(o.IO.Out, "%s\n  %s\n", headline, doc.Reasons[0])
+		fmt.Fprintf(o.IO.Out, "%s\n  %s\n", headline(v), doc.Reasons[0])
 	}
-	return cmdutil.Exit(code)
+	return cmdutil.Exit(v.Kind.ExitCode())
 }
 
 // completeEndpoints offers, for A and B, the port GUIDs of --partitions FILE when given
