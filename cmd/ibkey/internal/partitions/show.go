@@ -245,11 +245,7 @@ func loadShow(o *ShowOptions) (*show, error) {
 		m = partconf.Reconfigure(prev, p.Config, !o.Restarted)
 	}
 	s := &show{p: p, applied: m.Config, model: m, prevModel: prev, history: history, restarted: o.Restarted, names: names}
-	guids := make([]check.GUID, len(ports))
-	for i, port := range ports {
-		guids[i] = port.GUID
-	}
-	s.unknownType = p.UnknownType(guids...)
+	s.unknownType = p.UnknownType(portGUIDs(ports)...)
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
