@@ -854,10 +854,10 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 		case inComment && b.at(fAt) == 0:
 			// An empty flag: parse_group_flag takes it for mtu (every name is a prefix
 			// of "mtu") without a value, which changes nothing.
-			e.commentFlag(fAt, vAt, "")
+			e.commentFlag(fAt, text, "")
 		case inComment:
 			name = e.groupFlag(&g, fAt, vAt)
-			e.commentFlag(fAt, vAt, name)
+			e.commentFlag(fAt, text, name)
 		default:
 			name = e.groupFlag(&g, fAt, vAt)
 		}
@@ -900,13 +900,10 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 }
 
 // commentFlag reports a flag OpenSM parsed out of the comment after an mgid value: the
-// flag at fAt, its value at vAt, and the group flag it set ("" for none). An unknown
-// word is logged and ignored, a known flag changes the group.
-func (e *emu) commentFlag(fAt, vAt int, flag string) {
-	name, text := e.buf.str(fAt), e.buf.str(fAt)
-	if vAt >= 0 {
-		text += "=" + e.buf.str(vAt)
-	}
+// flag at fAt, as written (text: name=value), and the group flag it set ("" for none).
+// An unknown word is logged and ignored, a known flag changes the group.
+func (e *emu) commentFlag(fAt int, text, flag string) {
+	name := e.buf.str(fAt)
 	const how = "OpenSM reads the comment after this mgid= as group flags (when the mgid value ends the line's items, its parser goes on past the '#')"
 	const fix = "move the comment to a line of its own, or end the mgid with one of its flags before the '#' (mgid=GID,sl=0 # ...): OpenSM stops there"
 	switch {
