@@ -440,7 +440,8 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 	}
 	// The summary is explained with everything the log said (names learned after a
 	// group's first event).
-	found := false
+	// errs and warns count the events of each severity; found: errors.
+	errs, warns := 0, 0
 	for _, g := range sum.Groups {
 		ex := x.ExplainGroup(g)
 		// The partitions and QoS policy file kinds' note ("" for the kinds about no file).
@@ -448,8 +449,13 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 			ex.Notes = append(ex.Notes, n)
 		}
 		g.Explanation = &ex
-		found = found || smlog.SeverityOf(g.First.Kind) == check.SeverityError
+		if smlog.SeverityOf(g.First.Kind) == check.SeverityError {
+			errs += g.Count
+		} else {
+			warns += g.Count
+		}
 	}
+	found := errs > 0
 	var incomplete []cmdutil.Incomplete
 	if _, what := unchecked(a.Lines(), a.Records()); what != "" {
 		incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: fmt.Sprintf("%s: %s, so nothing was checked", o.File, what)})
@@ -462,7 +468,7 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 			incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompletePartialSweep, Message: "the sweep naming the ports is partial: " + msg})
 		}
 	}
-	if err := out.end(sum, a.Lines(), a.Records(), unx, incomplete); err != nil {
+	if err := out.end(sum, errs, warns, a.Lines(), a.Records(), unx, incomplete); err != nil {
 		return found, err
 	}
 	if err := o.nothingChecked(a.Lines(), a.Records()); err != nil {

@@ -74,17 +74,10 @@ func (p *printer) event(ev *smlog.Event, ex *smlog.Explanation) error {
 	return nil
 }
 
-// end writes the summary and the totals; records is how many of the lines are in
-// OpenSM's format (unchecked: whether anything was checked, which the summary says).
-func (p *printer) end(s *smlog.Summary, lines, records int64, unx *unexplained, incomplete []cmdutil.Incomplete) error {
-	errs, warns := 0, 0
-	for _, g := range s.Groups {
-		if smlog.SeverityOf(g.First.Kind) == check.SeverityError {
-			errs += g.Count
-		} else {
-			warns += g.Count
-		}
-	}
+// end writes the summary and the totals (errs and warns: its events of each
+// severity); records is how many of the lines are in OpenSM's format (unchecked:
+// whether anything was checked, which the summary says).
+func (p *printer) end(s *smlog.Summary, errs, warns int, lines, records int64, unx *unexplained, incomplete []cmdutil.Incomplete) error {
 	switch p.o.Format {
 	case cmdutil.FormatJSON:
 		if p.o.Follow {
