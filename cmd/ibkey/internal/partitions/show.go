@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -413,14 +414,12 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		if r, ok := s.unknownType[t.Port.GUID]; ok {
 			portNotes = append(portNotes, "taken for a CA port: a router port gets "+strings.Join(stringsOf(r), " ")+" (--router)")
 		}
-		first := true
+		first := true // the port's notes go on its first row
 		note := func(more ...string) string {
-			n := append([]string(nil), more...)
 			if first {
-				n = append(append([]string(nil), portNotes...), n...)
-				first = false
+				more, first = append(slices.Clone(portNotes), more...), false
 			}
-			return strings.Join(n, "; ")
+			return strings.Join(more, "; ")
 		}
 		for _, sl := range t.Slots {
 			var extra []string
