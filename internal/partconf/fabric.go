@@ -167,7 +167,7 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 			// difference is not an error (the model assumes part_enforce on unless
 			// --opensm-conf says otherwise).
 			off := p.Enforcement != nil && !p.Enforcement.Inbound && !p.Enforcement.Outbound
-			if !off && peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) &&
+			if !off && peer.PKeys != nil && maps.Equal(holds(p.PKeys), holds(peer.PKeys)) &&
 				slices.EqualFunc(want, m.Table(peer.GUID), func(x, y Entry) bool { return x.PKey == y.PKey }) {
 				// The switch port mirrors the CA port exactly, as OpenSM programs it:
 				// it shares the CA port's findings rather than repeating them.
@@ -293,8 +293,6 @@ func decided(e Entry) string {
 	}
 	return s
 }
-
-func sameMemberships(a, b []check.PKey) bool { return maps.Equal(holds(a), holds(b)) }
 
 // holds is what table t holds, by partition: its full entry, its limited one.
 func holds(t []check.PKey) map[check.PartitionKey][2]bool {

@@ -225,7 +225,7 @@ func (f *Findings) make(r *lintRec) check.Finding {
 			"run opensm with -W / allow_both_pkeys TRUE, or write =full"
 	case kindConflicting:
 		m, prev := &p.Members[r.b], &p.Members[r.c]
-		eff, was := f.effective(m.Membership), f.effective(prev.Membership)
+		eff, was := m.Membership.Effective(f.opt.AllowBoth), prev.Membership.Effective(f.opt.AllowBoth)
 		fd.Rule, fd.Message, fd.Action = "conflicting-membership", fmt.Sprintf("port %s is listed in partition %s as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, was, prev.Pos(), eff, eff),
 			"list the port once with the membership you want"
 	case kindNoFull:
@@ -248,14 +248,6 @@ func (f *Findings) make(r *lintRec) check.Finding {
 			"take the port out of some partitions, or check PartitionCap (`smpquery nodeinfo`)"
 	}
 	return fd
-}
-
-// effective is what an item's membership gives: both is full without -W.
-func (f *Findings) effective(m MemberFlag) MemberFlag {
-	if m == FlagBoth && !f.opt.AllowBoth {
-		return FlagFull
-	}
-	return m
 }
 
 // sortByPos sorts records by line and column, keeping the order of those at the same
@@ -347,7 +339,7 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 	full := false
 	for mi := range p.Members {
 		m := &p.Members[mi]
-		eff := f.effective(m.Membership)
+		eff := m.Membership.Effective(opt.AllowBoth)
 		if m.Membership == FlagBoth && !opt.AllowBoth && m.Explicit() {
 			f.add(check.SeverityWarning, m.Pos(), kindBothItem, pi, int32(mi), 0)
 		}

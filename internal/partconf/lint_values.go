@@ -121,15 +121,15 @@ const RuleGUIDNotInFabric = "guid-not-in-fabric"
 // UnknownGUIDs lists the port GUIDs the file names that are not end ports of the
 // fabric (`fabric check --partitions`): a typo, a replaced card, or a port of another
 // subnet. OpenSM skips them silently (osm_prtn_config.c: the port is looked up when
-// the partition is built). Sorted by GUID, each with where the file names it first.
+// the partition is built, osm_prtn.c osm_prtn_add_port: "port ... not found"). The
+// ports it manages are those it is modelled on (FabricPorts): a port the sweep holds
+// outside the subnet (another SM's, or one no SM configured) is not one of them.
+// Sorted by GUID, each with where the file names it first.
 func UnknownGUIDs(c *Config, f *fabric.Fabric) []check.Finding {
-	known := map[check.GUID]bool{}
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if n.IsEndPort(p) && p.GUID != 0 {
-				known[p.GUID] = true
-			}
-		}
+	ports, _ := FabricPorts(f)
+	known := make(map[check.GUID]bool, len(ports))
+	for _, p := range ports {
+		known[p.GUID] = true
 	}
 	first := map[check.GUID]*Member{}
 	for _, p := range c.Partitions {
@@ -152,15 +152,21 @@ func UnknownGUIDs(c *Config, f *fabric.Fabric) []check.Finding {
 	for _, g := range guids {
 		m := first[g]
 		what := fmt.Sprintf("port %s (%s) is not in the fabric", g, m.Text())
-		if n := f.Node(check.GUID(g)); n != nil {
-			what = fmt.Sprintf("%s (%s) is the node GUID of %q, not a port GUID: OpenSM matches port GUIDs", g, m.Text(), n.Description)
-		}
-		if missed {
-			what += " (as far as the sweep saw: it is partial, the port may be in the part not read)"
+		action := "check the GUID (ibstat, ibnetdiscover list port GUIDs), or remove the line if the card is gone"
+		if ids := f.EndPorts(g); len(ids) > 0 {
+			_, why := f.PortScope(ids[0])
+			what = fmt.Sprintf("port %s (%s) is outside the swept subnet (%s)", g, m.Text(), why)
+			action = "remove the item, or list the port in the partitions.conf of the Subnet Manager that manages it"
+		} else {
+			if n := f.Node(check.GUID(g)); n != nil {
+				what = fmt.Sprintf("%s (%s) is the node GUID of %q, not a port GUID: OpenSM matches port GUIDs", g, m.Text(), n.Description)
+			}
+			if missed {
+				what += " (as far as the sweep saw: it is partial, the port may be in the part not read)"
+			}
 		}
 		out = append(out, check.Finding{Severity: check.SeverityWarning, Pos: m.Pos(), Rule: RuleGUIDNotInFabric,
-			Message: what + ": OpenSM skips it, so the partition has one member fewer than the file says",
-			Action:  "check the GUID (ibstat, ibnetdiscover list port GUIDs), or remove the line if the card is gone"})
+			Message: what + ": OpenSM skips it, so the partition has one member fewer than the file says", Action: action})
 	}
 	return out
 }

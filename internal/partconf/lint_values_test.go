@@ -54,6 +54,29 @@ func TestUnknownGUIDs(t *testing.T) {
 	}
 }
 
+// TestUnknownGUIDsOutsideSubnet: a port the sweep holds outside its subnet (another
+// SM's, here a CA's second port with another master SM LID) is no port of this
+// subnet's OpenSM either: osm_prtn_add_port finds no such port ("port ... not found",
+// osm_prtn.c) and skips the item, as for a GUID the sweep lacks. The file's item for
+// it is reported, saying where the port is, not that it is missing; the ports of the
+// subnet are not.
+func TestUnknownGUIDsOutsideSubnet(t *testing.T) {
+	port := func(num int, guid check.GUID, lid, smLID uint16) *fabric.Port {
+		return &fabric.Port{Num: num, GUID: guid, LID: lid, SMLID: smLID, State: check.StateActive, PhysState: "LinkUp"}
+	}
+	f := &fabric.Fabric{Local: check.PortID{Node: 0xa0, Port: 1}, Nodes: []*fabric.Node{
+		{GUID: 0xa0, Type: check.NodeCA, Description: "HcaA", NumPorts: 2, Ports: []*fabric.Port{port(1, 0xa1, 1, 1), port(2, 0xa2, 5, 7)}},
+		{GUID: 0xb0, Type: check.NodeCA, Description: "HcaB", NumPorts: 1, Ports: []*fabric.Port{port(1, 0xb1, 2, 1)}},
+	}}
+	f.Normalize()
+	c := Parse("p.conf", []byte("Default=0x7fff : ALL=full;\na=0x10 : 0xa1=full, 0xa2=full, 0xb1;\n"))
+	got := UnknownGUIDs(c, f)
+	if len(got) != 1 || got[0].Rule != RuleGUIDNotInFabric || !strings.Contains(got[0].Message, "0x00000000000000a2 (0xa2=full) is outside the swept subnet (its master SM is LID 7") ||
+		got[0].Pos.Line != 2 || got[0].Pos.Col != 21 {
+		t.Errorf("%v", got)
+	}
+}
+
 // TestOneSeverityOneFinding: lint, audit and the comparison with a file share one
 // Severity (errors sort first everywhere) and one Finding.
 func TestOneSeverityOneFinding(t *testing.T) {

@@ -99,8 +99,9 @@ func (c *OpenSMConf) PartitionsFile() string {
 	return c.PartitionConfigFile
 }
 
-// defaultLogFile is OSM_DEFAULT_LOG_FILE (include/opensm/osm_base.h, Linux).
-const defaultLogFile = "/var/log/opensm.log"
+// DefaultLogFile is where OpenSM logs unless told otherwise: OSM_DEFAULT_LOG_FILE
+// (include/opensm/osm_base.h, Linux; opensm(8) -f).
+const DefaultLogFile = "/var/log/opensm.log"
 
 // LogPath is the file OpenSM logs to, or "" and the stream it writes instead
 // (stdout, stderr: under systemd the journal) (osm_log_init_v2).
@@ -137,7 +138,7 @@ const MaxOpenSMConfSize = 4 << 20
 // leading and trailing isspace, then one pair of matching quotes removed (a lone
 // quote is both ends: nothing is left).
 func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
-	c := &OpenSMConf{KeepPKeyIndexes: true, PartitionConfigFile: defaultPartitionsFile, LogFile: defaultLogFile}
+	c := &OpenSMConf{KeepPKeyIndexes: true, PartitionConfigFile: defaultPartitionsFile, LogFile: DefaultLogFile}
 	partEnforce, noEnforce := "both", false
 	lineNo := 1
 	for len(data) > 0 {

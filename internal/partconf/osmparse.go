@@ -282,7 +282,6 @@ func parse(file string, data string, kept []keptPartition) *Config {
 		}
 		piece := data[off:end]
 		if e.col0 == 0 && len(piece) == lineSize-2 && piece[len(piece)-1] != '\n' {
-			e.pieceLen = len(piece)
 			e.finding(check.SeverityWarning, 0, "long-line",
 				"line longer than 4094 bytes: OpenSM reads it in 4094-byte pieces, each counted as a line, so a name, key or GUID at a piece boundary is cut in two",
 				"break the member list over several lines after a comma")
@@ -794,9 +793,7 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 				hint = "end the previous partition with ';' before the next definition; the ':' belongs on the definition line"
 			}
 			e.abort(nameAt, "bad PortGUID", fmt.Sprintf("%q is neither a port GUID nor a keyword", short(name)), hint)
-			if e.c.Findings[len(e.c.Findings)-1].Rule == "opensm-rejects" {
-				e.c.Findings[len(e.c.Findings)-1].Rule = "bad-member"
-			}
+			e.c.Findings[len(e.c.Findings)-1].Rule = "bad-member" // abort's finding
 			return false
 		}
 		m.GUID = check.GUID(v)
@@ -857,10 +854,10 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 		case inComment && b.at(fAt) == 0:
 			// An empty flag: parse_group_flag takes it for mtu (every name is a prefix
 			// of "mtu") without a value, which changes nothing.
-			e.commentFlag(fAt, vAt, "")
+			e.commentFlag(fAt, text, "")
 		case inComment:
 			name = e.groupFlag(&g, fAt, vAt)
-			e.commentFlag(fAt, vAt, name)
+			e.commentFlag(fAt, text, name)
 		default:
 			name = e.groupFlag(&g, fAt, vAt)
 		}
@@ -903,13 +900,10 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 }
 
 // commentFlag reports a flag OpenSM parsed out of the comment after an mgid value: the
-// flag at fAt, its value at vAt, and the group flag it set ("" for none). An unknown
-// word is logged and ignored, a known flag changes the group.
-func (e *emu) commentFlag(fAt, vAt int, flag string) {
-	name, text := e.buf.str(fAt), e.buf.str(fAt)
-	if vAt >= 0 {
-		text += "=" + e.buf.str(vAt)
-	}
+// flag at fAt, as written (text: name=value), and the group flag it set ("" for none).
+// An unknown word is logged and ignored, a known flag changes the group.
+func (e *emu) commentFlag(fAt int, text, flag string) {
+	name := e.buf.str(fAt)
 	const how = "OpenSM reads the comment after this mgid= as group flags (when the mgid value ends the line's items, its parser goes on past the '#')"
 	const fix = "move the comment to a line of its own, or end the mgid with one of its flags before the '#' (mgid=GID,sl=0 # ...): OpenSM stops there"
 	switch {

@@ -23,6 +23,14 @@ func (m MemberFlag) String() string {
 	return [...]string{"limited", "full", "both"}[m]
 }
 
+// Effective is what the membership gives: both is full without -W (allowBoth).
+func (m MemberFlag) Effective(allowBoth bool) MemberFlag {
+	if m == FlagBoth && !allowBoth {
+		return FlagFull
+	}
+	return m
+}
+
 // MemberKind says what a member item names.
 type MemberKind uint8
 

@@ -241,22 +241,6 @@ func looksLikeName(s string) bool {
 	return strings.Trim(s, "0123456789abcdefABCDEF") != ""
 }
 
-// portTypes are the node types --router and --hca give and, with --fabric-file, those
-// of the sweep's ports: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its
-// node type (osm_prtn_config.c), so a router's GUID must not be taken for a CA's.
-func (o *CanTalkOptions) portTypes() (map[check.GUID]check.NodeType, bool, error) {
-	out := map[check.GUID]check.NodeType{}
-	var f *fabric.Fabric
-	if o.Sweep.File != "" {
-		var err error
-		if f, err = o.savedSweep(); err != nil {
-			return nil, false, err
-		}
-	}
-	complete, err := query.AddPortTypes(out, o.Routers, f)
-	return out, complete, err
-}
-
 // resolve reads the endpoints from where they live (see the command's help): the host,
 // the partitions file, a saved sweep, or the fabric now. An endpoint whose source was
 // not given is an error the caller words with the flags that give it (withSourceFlags).
@@ -351,7 +335,17 @@ func runCanTalk(o *CanTalkOptions) error {
 		if parts, err = o.OpenSM.LoadFile(&o.Partitions, &o.Deps); err != nil {
 			return err
 		}
-		if parts.Types, parts.TypesComplete, err = o.portTypes(); err != nil {
+		// The node types --router gives and, with --fabric-file, those of the sweep's
+		// ports: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its node type
+		// (osm_prtn_config.c), so a router's GUID must not be taken for a CA's.
+		var f *fabric.Fabric
+		if o.Sweep.File != "" {
+			if f, err = o.savedSweep(); err != nil {
+				return err
+			}
+		}
+		parts.Types = map[check.GUID]check.NodeType{}
+		if parts.TypesComplete, err = query.AddPortTypes(parts.Types, o.Routers, f); err != nil {
 			return err
 		}
 	}
@@ -408,7 +402,10 @@ func runCanTalk(o *CanTalkOptions) error {
 		if sa, err = o.askSA(eps, v); err != nil {
 			return err
 		}
-		lines := saText(sa)
+		lines := []string{"SM: " + sa.Reason}
+		if sa.LogLine != "" {
+			lines = append(lines, "SM log: "+sa.LogLine)
+		}
 		if sa.Unknown && v.Kind == check.VerdictYes {
 			// A yes the SM does not confirm is not known (exit 4: "never a yes or
 			// no"); its reason is then the verdict's not-checked sentence, said once.
@@ -699,23 +696,23 @@ func cannotResolve(o *CanTalkOptions, parts *query.Partitions, specA, specB chec
 	if parts != nil && spec.Kind == check.EndpointGUID {
 		uncertain = cmdutil.UncertainIncomplete(parts.Config)
 	}
-	doc := verdictJSON{CanTalk: new(bool), OneWay: new(bool), Verdict: check.VerdictNo.String(), Reasons: []string{reason}, Warnings: []string{},
+	v := check.Verdict{Kind: check.VerdictNo, A: check.EndpointSummary{Label: specA.String()}, B: check.EndpointSummary{Label: specB.String()}}
+	doc := verdictJSON{CanTalk: new(bool), OneWay: new(bool), Verdict: v.Kind.String(), Reasons: []string{reason}, Warnings: []string{},
 		Unresolved: &unresolvedJSON{side, rerr.Endpoint, rerr.Problem}, Demo: demo}
-	headline, code := fmt.Sprintf("NO: %s and %s cannot talk", specA, specB), cmdutil.ExitNo
 	if uncertain != nil {
-		doc.CanTalk, doc.OneWay, doc.Verdict = nil, nil, check.VerdictUnknown.String()
+		v.Kind, v.NotChecked = check.VerdictUnknown, []check.NotChecked{{Cause: check.NotCheckedFile}}
+		doc.CanTalk, doc.OneWay, doc.Verdict = nil, nil, v.Kind.String()
 		doc.Reasons = []string{"not known: " + uncertain.Message + "; as written: " + reason}
 		doc.Incomplete = []cmdutil.Incomplete{*uncertain}
-		headline, code = fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what OpenSM does with the partitions file, which cannot be predicted", specA, specB), cmdutil.ExitIncomplete
 	}
 	if o.Format == cmdutil.FormatJSON {
 		if err := cmdutil.WriteJSON(o.IO.Out, doc); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(o.IO.Out, "%s\n  %s\n", headline, doc.Reasons[0])
+		fmt.Fprintf(o.IO.Out, "%s\n  %s\n", headline(v), doc.Reasons[0])
 	}
-	return cmdutil.Exit(code)
+	return cmdutil.Exit(v.Kind.ExitCode())
 }
 
 // completeEndpoints offers, for A and B, the port GUIDs of --partitions FILE when given

@@ -426,15 +426,6 @@ func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) (found 
 	return found
 }
 
-// saText is the SM's answer for the text output.
-func saText(ans *saAnswer) []string {
-	out := []string{"SM: " + ans.Reason}
-	if ans.LogLine != "" {
-		out = append(out, "SM log: "+ans.LogLine)
-	}
-	return out
-}
-
 // saJSON is the "sa" member of can-talk's JSON.
 type saJSON struct {
 	SMLID     *uint16 `json:"sm_lid"`

@@ -423,7 +423,9 @@ func (x *matrix) assumptions() {
 	if x.self = selfTaken(x.p, x.m, "the matrix takes none of its ports"); x.self != "" {
 		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: x.self})
 	}
-	x.unknownType = x.p.UnknownType(x.p.FileGUIDs...)
+	// Every port of the matrix, the SM's (--sm-guid) too when the file does not name
+	// it, as partitions show does.
+	x.unknownType = x.p.UnknownType(portGUIDs(x.m.Ports)...)
 	if t := typeUnknownText(x.p, x.unknownType, "the matrix is"); t != "" {
 		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: t})
 	}

@@ -3,6 +3,8 @@ package partitions
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -97,6 +99,53 @@ func TestMatrixNotKnown(t *testing.T) {
 				t.Errorf("incomplete %v, want %v: %+v", kinds, tc.incomplete, doc.Incomplete)
 			}
 		})
+	}
+}
+
+// TestMatrixSMPortTypeNotKnown: the port --sm-guid names is a port of the matrix
+// (query.Partitions.TypedPorts) even when the file does not name it, so its type is
+// an assumption not given as every other port's: without --router, where it would get
+// other entries as a router port (here ALL_ROUTERS gives it 0x0001, which the file's
+// own ports hold whatever their type), the grid's pairs with it and the summary's
+// figures about it are not known, stderr names it, and the exit is 4, as partitions
+// show says of the same port. The matrix looked only at the file's GUIDs: exit 0, and
+// the summary stated that the SM's port reaches nobody except through 0x7fff.
+func TestMatrixSMPortTypeNotKnown(t *testing.T) {
+	const sm = "0x0002c90300000009"
+	conf := filepath.Join(t.TempDir(), "p.conf")
+	text := "Default=0x7fff : ALL=full ;\np1=0x0001 : ALL_ROUTERS=full, 0x0002c90300000001=full, 0x0002c90300000002=full ;\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"grid", "summary"} {
+		args := []string{"partitions", "matrix", "-o", "json", conf, "--sm-guid", sm}
+		if mode == "summary" {
+			args = append(args, "--summary")
+		}
+		r := runIbkey(t, false, nil, args...)
+		if r.Code != 4 || !strings.Contains(r.Stderr, sm+" would get other entries as router ports") {
+			t.Errorf("%s: exit %d, want 4 naming %s\n%s", mode, r.Code, sm, r.Stderr)
+		}
+		var doc struct {
+			Summary struct {
+				Ports []struct {
+					PortGUID        string   `json:"port_guid"`
+					ReachesNotKnown []string `json:"reaches_not_known"`
+				} `json:"ports"`
+				OnlyDefault []string `json:"only_default"`
+			} `json:"summary"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range doc.Summary.Ports {
+			if p.PortGUID == sm && !slices.Contains(p.ReachesNotKnown, "0x0001") {
+				t.Errorf("%s: %s reaches_not_known %v, want 0x0001 in it (a router port reaches it)", mode, sm, p.ReachesNotKnown)
+			}
+		}
+		if doc.Summary.OnlyDefault != nil {
+			t.Errorf("%s: only_default %v, want null (as a router port %s reaches 0x0001)", mode, doc.Summary.OnlyDefault, sm)
+		}
 	}
 }
 

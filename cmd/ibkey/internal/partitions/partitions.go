@@ -81,6 +81,15 @@ func stringsOf[T fmt.Stringer](xs []T) []string {
 	return out
 }
 
+// portGUIDs are the GUIDs of ports, in order.
+func portGUIDs(ports []partconf.Port) []check.GUID {
+	guids := make([]check.GUID, len(ports))
+	for i, port := range ports {
+		guids[i] = port.GUID
+	}
+	return guids
+}
+
 // typeUnknown is exit 4 when the tables printed depend on whether ports are router
 // ports, which was not given (unknown: query.Partitions.UnknownType): it says which
 // and how to say it (typeUnknownText).

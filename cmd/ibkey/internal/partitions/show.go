@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -245,11 +246,7 @@ func loadShow(o *ShowOptions) (*show, error) {
 		m = partconf.Reconfigure(prev, p.Config, !o.Restarted)
 	}
 	s := &show{p: p, applied: m.Config, model: m, prevModel: prev, history: history, restarted: o.Restarted, names: names}
-	guids := make([]check.GUID, len(ports))
-	for i, port := range ports {
-		guids[i] = port.GUID
-	}
-	s.unknownType = p.UnknownType(guids...)
+	s.unknownType = p.UnknownType(portGUIDs(ports)...)
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
@@ -278,10 +275,10 @@ func memberRule(m *partconf.Member, sm check.GUID) string {
 	return m.Text()
 }
 
-// effectiveMembership is what an item gives: both is full without -W.
+// effectiveMembership is what an item gives (partconf.MemberFlag.Effective).
 func effectiveMembership(m *partconf.Member, allowBoth bool) string {
-	if m.Membership == partconf.FlagBoth && !allowBoth {
-		return "full (both without -W)"
+	if eff := m.Membership.Effective(allowBoth); eff != m.Membership {
+		return eff.String() + " (both without -W)"
 	}
 	return m.Membership.String()
 }
@@ -417,14 +414,12 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		if r, ok := s.unknownType[t.Port.GUID]; ok {
 			portNotes = append(portNotes, "taken for a CA port: a router port gets "+strings.Join(stringsOf(r), " ")+" (--router)")
 		}
-		first := true
+		first := true // the port's notes go on its first row
 		note := func(more ...string) string {
-			n := append([]string(nil), more...)
 			if first {
-				n = append(append([]string(nil), portNotes...), n...)
-				first = false
+				more, first = append(slices.Clone(portNotes), more...), false
 			}
-			return strings.Join(n, "; ")
+			return strings.Join(more, "; ")
 		}
 		for _, sl := range t.Slots {
 			var extra []string

@@ -136,8 +136,8 @@ func (s *show) partitionJSON(part *partconf.Partition) partitionJSON {
 		m := &part.Members[mi]
 		mj := memberJSON{Member: m.Text(), Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
 			Membership: m.Membership.String(), At: p.Config.PosText(m.Pos())}
-		if m.Membership == partconf.FlagBoth && !p.Options.AllowBoth {
-			mj.Membership, mj.Written = partconf.FlagFull.String(), mj.Membership
+		if eff := m.Membership.Effective(p.Options.AllowBoth); eff != m.Membership {
+			mj.Membership, mj.Written = eff.String(), mj.Membership
 		}
 		pj.Members = append(pj.Members, mj)
 	}

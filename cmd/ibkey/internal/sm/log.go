@@ -23,10 +23,6 @@ import (
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
-// DefaultLog is where OpenSM logs unless told otherwise (OSM_DEFAULT_LOG_FILE,
-// opensm(8) -f).
-const DefaultLog = "/var/log/opensm.log"
-
 // LogOptions are `ibkey sm log`'s inputs.
 type LogOptions struct {
 	IO      *cmdutil.IOStreams
@@ -36,7 +32,7 @@ type LogOptions struct {
 	Now     func() time.Time
 
 	// File is the log ("-": standard input); Given: named on the command line, not
-	// DefaultLog.
+	// partconf.DefaultLogFile.
 	File   string
 	Given  bool
 	Follow bool
@@ -61,7 +57,7 @@ func NewCmdLog(f *cmdutil.Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "log [FILE|-]",
 		Short: "Explain the partition and key events of an OpenSM log",
-		Long: `Read OpenSM's log (FILE, default ` + DefaultLog + ` or --opensm-conf's log_file,
+		Long: `Read OpenSM's log (FILE, default ` + partconf.DefaultLogFile + ` or --opensm-conf's log_file,
 none with --demo; - for standard input) and explain every partition and key event
 in it. For each: when, both
 ends by name and port, the key decoded, the rule that failed (in the words can-talk
@@ -156,7 +152,7 @@ EVENT
 			}
 			o.Notices = f.Notices()
 			o.Ctx = cmdutil.Context(c)
-			o.File = DefaultLog
+			o.File = partconf.DefaultLogFile
 			if len(args) == 1 {
 				if args[0] == "" {
 					return cmdutil.Usagef(`FILE "": give an OpenSM log's path, or - for standard input`)
@@ -165,7 +161,7 @@ EVENT
 			} else if f.IsDemo() {
 				// The demo is not this machine: its own OpenSM log, named after the
 				// demo fabric's ports, would be neither.
-				return &query.EnvError{Msg: "no OpenSM log: the demo has none, and " + DefaultLog + " is this machine's: give a log's path (such as internal/smlog/testdata/lab.log in ibkey's source), or - for standard input"}
+				return &query.EnvError{Msg: "no OpenSM log: the demo has none, and " + partconf.DefaultLogFile + " is this machine's: give a log's path (such as internal/smlog/testdata/lab.log in ibkey's source), or - for standard input"}
 			}
 			return runLog(o)
 		},
@@ -187,7 +183,7 @@ EVENT
 		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "no partition or key error in the log (warnings allowed)"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "errors found"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage, or a FILE given that cannot be read"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no log at " + DefaultLog + " (no FILE given), or the fabric cannot be read"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no log at " + partconf.DefaultLogFile + " (no FILE given), or the fabric cannot be read"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "no error found, but lines about partitions or keys that ibkey does not explain, nothing checked (an empty log, or not OpenSM's), or a partial sweep naming the ports"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitSignal, Meaning: "ended by signal N (with --follow, the way it ends)"},
 	)
@@ -351,7 +347,8 @@ func (o *LogOptions) openLog() (io.ReadCloser, time.Time, error) {
 }
 
 // notOpened is a log that cannot be opened: a FILE given is bad input (exit 2, as
-// every file given that cannot be read), DefaultLog is this machine's environment (3).
+// every file given that cannot be read), partconf.DefaultLogFile is this machine's
+// environment (3).
 func (o *LogOptions) notOpened(msg string) error {
 	if o.Given {
 		return cmdutil.Usagef("%s", msg)
@@ -443,17 +440,22 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 	}
 	// The summary is explained with everything the log said (names learned after a
 	// group's first event).
-	found := false
+	// errs and warns count the events of each severity; found: errors.
+	errs, warns := 0, 0
 	for _, g := range sum.Groups {
 		ex := x.ExplainGroup(g)
-		if k := g.First.Kind; k == smlog.KindConfigRejected || k == smlog.KindConfigMissing || k == smlog.KindQoSRejected {
-			if n := a.SweptSince(k, g.LastLine); n != "" {
-				ex.Notes = append(ex.Notes, n)
-			}
+		// The partitions and QoS policy file kinds' note ("" for the kinds about no file).
+		if n := a.SweptSince(g.First.Kind, g.LastLine); n != "" {
+			ex.Notes = append(ex.Notes, n)
 		}
 		g.Explanation = &ex
-		found = found || smlog.SeverityOf(g.First.Kind) == check.SeverityError
+		if smlog.SeverityOf(g.First.Kind) == check.SeverityError {
+			errs += g.Count
+		} else {
+			warns += g.Count
+		}
 	}
+	found := errs > 0
 	var incomplete []cmdutil.Incomplete
 	if _, what := unchecked(a.Lines(), a.Records()); what != "" {
 		incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: fmt.Sprintf("%s: %s, so nothing was checked", o.File, what)})
@@ -466,7 +468,7 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 			incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompletePartialSweep, Message: "the sweep naming the ports is partial: " + msg})
 		}
 	}
-	if err := out.end(sum, a.Lines(), a.Records(), unx, incomplete); err != nil {
+	if err := out.end(sum, errs, warns, a.Lines(), a.Records(), unx, incomplete); err != nil {
 		return found, err
 	}
 	if err := o.nothingChecked(a.Lines(), a.Records()); err != nil {

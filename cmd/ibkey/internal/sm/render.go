@@ -74,17 +74,10 @@ func (p *printer) event(ev *smlog.Event, ex *smlog.Explanation) error {
 	return nil
 }
 
-// end writes the summary and the totals; records is how many of the lines are in
-// OpenSM's format (unchecked: whether anything was checked, which the summary says).
-func (p *printer) end(s *smlog.Summary, lines, records int64, unx *unexplained, incomplete []cmdutil.Incomplete) error {
-	errs, warns := 0, 0
-	for _, g := range s.Groups {
-		if smlog.SeverityOf(g.First.Kind) == check.SeverityError {
-			errs += g.Count
-		} else {
-			warns += g.Count
-		}
-	}
+// end writes the summary and the totals (errs and warns: its events of each
+// severity); records is how many of the lines are in OpenSM's format (unchecked:
+// whether anything was checked, which the summary says).
+func (p *printer) end(s *smlog.Summary, errs, warns int, lines, records int64, unx *unexplained, incomplete []cmdutil.Incomplete) error {
 	switch p.o.Format {
 	case cmdutil.FormatJSON:
 		if p.o.Follow {
@@ -223,14 +216,7 @@ func (p *printer) block(ev *smlog.Event, ex *smlog.Explanation, count int, first
 	if w := what(ev); w != "" {
 		head += " (" + strings.ReplaceAll(w, "_", " ") + ")"
 	}
-	when := first.Format(stampLayout)
-	if count > 1 {
-		head += fmt.Sprintf(" x%d", count)
-		if l := last.Format(stampLayout); l != when {
-			when += " to " + l
-		}
-	}
-	fmt.Fprintf(p.w, "%s  %s  line %d\n", head, when, ev.Line)
+	p.headline(head, count, first, last, ev.Line)
 	line := func(label, text string) {
 		if text != "" {
 			wrap(p.w, "  "+fmt.Sprintf("%-5s ", label), "        ", text, p.o.IO.Width())
@@ -263,17 +249,22 @@ func (p *printer) block(ev *smlog.Event, ex *smlog.Explanation, count int, first
 	fmt.Fprintln(p.w)
 }
 
-// unexplainedBlock writes a group of lines not explained as a block like an event's.
-func (p *printer) unexplainedBlock(g *unexplainedGroup) {
-	head := "not explained (" + g.what() + ")"
-	when := g.First.Time.Format(stampLayout)
-	if g.Count > 1 {
-		head += fmt.Sprintf(" x%d", g.Count)
-		if l := g.LastAt.Format(stampLayout); l != when {
+// headline is a block's first line: head, xCOUNT when it repeats, when (first to
+// last), and the log line of its first.
+func (p *printer) headline(head string, count int, first, last time.Time, line int64) {
+	when := first.Format(stampLayout)
+	if count > 1 {
+		head += fmt.Sprintf(" x%d", count)
+		if l := last.Format(stampLayout); l != when {
 			when += " to " + l
 		}
 	}
-	fmt.Fprintf(p.w, "%s  %s  line %d\n", head, when, g.First.Line)
+	fmt.Fprintf(p.w, "%s  %s  line %d\n", head, when, line)
+}
+
+// unexplainedBlock writes a group of lines not explained as a block like an event's.
+func (p *printer) unexplainedBlock(g *unexplainedGroup) {
+	p.headline("not explained ("+g.what()+")", g.Count, g.First.Time, g.LastAt, g.First.Line)
 	wrap(p.w, "  log   ", "        ", textsafe.String(g.text()), p.o.IO.Width())
 	wrap(p.w, "  note  ", "        ", unexplainedNote, p.o.IO.Width())
 	fmt.Fprintln(p.w)

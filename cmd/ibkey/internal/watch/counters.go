@@ -253,23 +253,23 @@ func (o *CountersOptions) watchHost(host *query.Host, sampler *query.Sampler) er
 		}
 	}
 	why := o.noSMPs(host)
-	if !o.MAD.Explicit() || why != "" {
-		// Without SMPs, a RoCE port's PortInfo counters are n/a because it has none,
-		// not for want of fabric access.
+	switch {
+	case !o.MAD.Explicit() || why != "":
+		// No SMP is sent: every PortInfo counter is n/a, a RoCE or iWARP port's
+		// because it has no PortInfo (not for want of fabric access), an InfiniBand
+		// port's because SMPs need fabric access (query.NeedsFabricAccess, with the
+		// MAD flags that give it).
 		views, err := o.loadMany(host)
 		if err != nil {
 			return err
 		}
-		sampler.UsePortInfo(noPortInfo(host, views))
-	}
-	if why != "" {
-		// A RoCE port has no QP0: SMPs cannot read anything there. Say what the
-		// port supports and watch with the sources that work.
-		o.Notices.Note(why)
-		prefer()
-		return watchCounters(o.Ctx, o, sampler, localWatch(host, ""))
-	}
-	if o.MAD.Explicit() {
+		sampler.UsePortInfo(query.NewNoPortInfo(query.SourcePortInfo, query.NeedsFabricAccess(cmdutil.FabricAccessHow), host, views))
+		if why != "" {
+			// A RoCE port has no QP0: SMPs cannot read anything there. Say what the
+			// port supports and watch with the sources that work.
+			o.Notices.Note(why)
+		}
+	default:
 		// A transport was chosen: the local ports' PortInfo violation counters, which
 		// sysfs does not have, come from SMPs to the local port.
 		opened := false
@@ -290,36 +290,21 @@ func (o *CountersOptions) watchHost(host *query.Host, sampler *query.Sampler) er
 		// The umad device of an InfiniBand --ca port cannot be opened (no root or
 		// rdma group, no device): the violation counters verbs reads need neither.
 		// Say so, and watch with verbs and sysfs as on a RoCE port; only PortInfo's
-		// own counters (M_Key violations) are n/a, with umad's reason.
+		// own counters (M_Key violations) are n/a, with umad's reason, on the
+		// InfiniBand ports.
 		ca := o.caPort(host)
 		if ca == nil {
 			return err // no such --ca port: umad's error names it
 		}
-		return o.watchWithoutUmad(host, sampler, ca, umadErr, prefer)
+		views, err := o.loadMany(host)
+		if err != nil {
+			return err
+		}
+		o.Notices.Note(query.MADSupport(ca, errors.New(umadErr.Msg)))
+		sampler.UsePortInfo(query.NewNoPortInfo(query.SourcePortInfo, "no PortInfo: umad unavailable: "+umadErr.Msg, host, views))
 	}
 	prefer()
 	return watchCounters(o.Ctx, o, sampler, localWatch(host, ""))
-}
-
-// watchWithoutUmad watches local ports with verbs and sysfs when the umad device of
-// the --ca port ca could not be opened (why): a note names the sources used, and
-// PortInfo's counters are n/a with umad's error on the InfiniBand ports.
-func (o *CountersOptions) watchWithoutUmad(host *query.Host, sampler *query.Sampler, ca *query.PortView, why *query.EnvError, prefer func()) error {
-	views, err := o.loadMany(host)
-	if err != nil {
-		return err
-	}
-	o.Notices.Note(query.MADSupport(ca, errors.New(why.Msg)))
-	sampler.UsePortInfo(query.NewNoPortInfo(query.SourcePortInfo, "no PortInfo: umad unavailable: "+why.Msg, host, views))
-	prefer()
-	return watchCounters(o.Ctx, o, sampler, localWatch(host, ""))
-}
-
-// noPortInfo is the PortInfo source when no SMP is sent: every counter n/a, a RoCE
-// or iWARP port's because it has no PortInfo, an InfiniBand port's because SMPs need
-// fabric access (query.NeedsFabricAccess, with the MAD flags that give it).
-func noPortInfo(host *query.Host, views []*query.PortView) *query.NoPortInfoSource {
-	return query.NewNoPortInfo(query.SourcePortInfo, query.NeedsFabricAccess(cmdutil.FabricAccessHow), host, views)
 }
 
 // noSMPs says, when --ca names a local port that cannot send SMPs (a RoCE or iWARP
