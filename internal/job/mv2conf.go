@@ -34,7 +34,7 @@ const mv2BufSiz = 8192
 
 // ReadMV2Files reads the files MVAPICH2 would read in the environment all (the whole
 // environment) with fsys.
-func ReadMV2Files(all Env, fsys MCAFS) *SetenvFiles {
+func ReadMV2Files(all Env, fsys MCAFS) *ConfFiles {
 	var paths []string
 	reject := ""
 	user, named := all["MV2_USER_CONFIG"]
@@ -64,16 +64,17 @@ func ReadMV2Files(all Env, fsys MCAFS) *SetenvFiles {
 		paths = append(paths, mv2SystemConfig)
 	}
 	names := slices.Concat(MVAPICH2.Vars, MVAPICH2.Modifiers)
-	n, _ := readSetenvFiles("MVAPICH2", "MVAPICH2 takes the name before the '=' as written, but for spaces around it", all, names, fsys, []setenvReading{{
-		paths: paths,
-		lines: func(path string, data []byte) ([]fileLine, string) {
+	n, _ := readConfFiles(confDecl{
+		names: names, readsIt: "MVAPICH2 reads it", like: setenvLike(names),
+		hint: "MVAPICH2 takes the name before the '=' as written, but for spaces around it",
+		readings: []confReading{{paths: paths, lines: func(path string, data []byte) ([]fileLine, string) {
 			return mv2ConfLines(data, func(line int, why string) {
 				if reject == "" {
 					reject = fmt.Sprintf("MVAPICH2 does not start: %s line %d: %s (\"[%s:%d]: %s\", then \"Error processing configuration file\" and every process exits)", path, line, why, path, line, why)
 				}
 			}), ""
-		},
-	}})
+		}}},
+	}, all, fsys)
 	n.Reject = reject
 	return n
 }

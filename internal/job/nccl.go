@@ -163,7 +163,7 @@ var NCCL = Library{
 // ncclFiles are NCCL's files as the job's NCCL version lv reads them (reading:
 // its ncclReadings index, -1 when not known: every reading, the splits said),
 // without what a gate exports, which beats every file.
-func ncclFiles(in Inputs, lv libVersion) (f *SetenvFiles, reading int) {
+func ncclFiles(in Inputs, lv libVersion) (f *ConfFiles, reading int) {
 	reading = lv.reading(ncclReadings[0].since, ncclReadings[1].since)
 	return in.NCCL.at(reading).without(in.exported), reading
 }

@@ -55,14 +55,14 @@ var ncclReadings = []ncclReading{
 // environment) with fsys. pwHome is the home directory the password database gives
 // the user, pwOK whether it could be looked up (NCCL before 2.30 reads ~/.nccl.conf
 // there).
-func ReadNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) *SetenvFiles {
+func ReadNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) *ConfFiles {
 	n, _ := readNCCLFiles(all, fsys, pwHome, pwOK)
 	return n
 }
 
 // readNCCLFiles is ReadNCCLFiles, with each reading's variables (ncclReadings'
 // order).
-func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*SetenvFiles, []map[string]fileVar) {
+func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*ConfFiles, []map[string]fileVar) {
 	assumption := ""
 	if !pwOK {
 		pwHome, pwOK = all["HOME"]
@@ -71,9 +71,12 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*SetenvFiles,
 			assumption = "NCCL before 2.30 reads ~/.nccl.conf in the home directory the password database gives, which ibkey could not look up (nor is HOME set): that file was not read"
 		}
 	}
-	var rs []setenvReading
+	d := confDecl{
+		names: ncclNames(), readsIt: "NCCL reads it", like: setenvLike(ncclNames()),
+		hint: "NCCL takes everything before the '=' as the name (NAME=VALUE, nothing around the '=')",
+	}
 	for _, r := range ncclReadings {
-		rs = append(rs, setenvReading{paths: r.files(all, pwHome, pwOK), lines: func(path string, data []byte) ([]fileLine, string) {
+		d.readings = append(d.readings, confReading{paths: r.files(all, pwHome, pwOK), lines: func(path string, data []byte) ([]fileLine, string) {
 			lines := ncclConfLines(data, r.fgets)
 			if r.overflow {
 				if i := slices.IndexFunc(lines, func(l fileLine) bool { return l.nameLen > 1023 }); i >= 0 {
@@ -83,7 +86,7 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*SetenvFiles,
 			return lines, ""
 		}})
 	}
-	n, readings := readSetenvFiles("NCCL", "NCCL takes everything before the '=' as the name (NAME=VALUE, nothing around the '=')", all, ncclNames(), fsys, rs)
+	n, readings := readConfFiles(d, all, fsys)
 	n.Assumption = assumption
 	for _, name := range []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_DISABLE", "NCCL_NET"} {
 		now := readings[0][name]
