@@ -111,9 +111,10 @@ type confReading struct {
 
 // fileReads is what became of the files a library reads, one record for every
 // library: read, not there (each library skips such a file without a word, as
-// ibkey does), or could not be read (Unread says why: what it may set is not known).
+// ibkey does), not located (ibkey could not work out the path), or could not be
+// read (Unread says why: what it may set is not known).
 type fileReads struct {
-	Read, Missing, Unread []string
+	Read, Missing, NotLocated, Unread []string
 }
 
 // read reads path with fsys: its data when it was read (ok), and why when it could

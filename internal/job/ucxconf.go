@@ -2,9 +2,7 @@ package job
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -54,10 +52,10 @@ type UCXFiles struct {
 	// Filtered are the names set after a section's CPU or product filter line
 	// (UCX 1.17.0 and later apply them only on a matching host), with the filter.
 	Filtered map[string]string
-	// Read are the files read; Missing those that do not exist (UCX skips them
-	// too); NotLocated what could not be located; Unread the files ibkey could not
-	// read, with why; Errors the lines UCX's parser does not accept.
-	Read, Missing, NotLocated, Unread, Errors []string
+	// fileReads are the files read, not there (UCX skips them too), not located and
+	// not read; Errors the lines UCX's parser does not accept.
+	fileReads
+	Errors []string
 }
 
 // ucxConfigDir is Debian's and Ubuntu's packaged UCX's compiled-in UCX_CONFIG_DIR
@@ -74,31 +72,25 @@ const ucxConfFile = "ucx.conf"
 func ReadUCXFiles(all Env, fsys MCAFS) *UCXFiles {
 	u := &UCXFiles{Values: map[string]UCXValue{}, Early: map[string]UCXValue{}, Filtered: map[string]string{}}
 	// The compiled-in directory; UCX 1.11 reads only this file, first line winning.
-	u.read(fsys, ucxConfigDir+"/"+ucxConfFile, true)
+	u.readFile(fsys, ucxConfigDir+"/"+ucxConfFile, true)
 	u.NotLocated = append(u.NotLocated, "LIBDIR/../etc/ucx.conf beside the job's libucs (from UCX 1.17.0 ../etc/ucx/ucx.conf; Debian's 1.13.1: /usr/lib/etc/ucx.conf)")
 	// getenv: a variable set to "" is set ("/ucx.conf").
 	for _, dir := range []string{"HOME", "UCX_CONFIG_DIR"} {
 		if v, ok := all[dir]; ok {
-			u.read(fsys, v+"/"+ucxConfFile, false)
+			u.readFile(fsys, v+"/"+ucxConfFile, false)
 		}
 	}
-	u.read(fsys, "./"+ucxConfFile, false)
+	u.readFile(fsys, "./"+ucxConfFile, false)
 	return u
 }
 
-// read reads one file as ucs_config_parse_config_file does (early: also as UCX
+// readFile reads one file as ucs_config_parse_config_file does (early: also as UCX
 // 1.11's only file).
-func (u *UCXFiles) read(fsys MCAFS, path string, early bool) {
-	b, err := fsys.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		u.Missing = append(u.Missing, path)
-		return
-	case err != nil:
-		u.Unread = append(u.Unread, err.Error())
+func (u *UCXFiles) readFile(fsys MCAFS, path string, early bool) {
+	b, ok, _ := u.read(fsys, path)
+	if !ok {
 		return
 	}
-	u.Read = append(u.Read, path)
 	var f ucxFilters
 	bad := ucxINI(b, func(section, name, value string, line int) bool {
 		v := UCXValue{Value: value, File: path, Line: line}
