@@ -133,6 +133,21 @@ func (r *fileReads) read(fsys MCAFS, path string) (data []byte, ok bool, err err
 	return data, true, nil
 }
 
+// relative says which files were looked up by a relative name: in ibkey's working
+// directory, which lib opens in each process's ("": none).
+func (r *fileReads) relative(lib string) string {
+	var rel []string
+	for _, f := range slices.Concat(r.Read, r.Missing) {
+		if !strings.HasPrefix(f, "/") {
+			rel = append(rel, f)
+		}
+	}
+	if len(rel) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s looked up in ibkey's working directory: %s opens a relative name in each process's", strings.Join(rel, ", "), lib)
+}
+
 // setenvLike is confDecl.like for a library that reads a name as written: the one
 // of names that name is once spaces, "export " and case are set aside.
 func setenvLike(names []string) func(string) string {
@@ -344,6 +359,19 @@ func (n *ConfFiles) without(name string) *ConfFiles {
 	}
 	c.unknown, c.split = drop(n.unknown), drop(n.split)
 	return &c
+}
+
+// assumptions are what ibkey took without knowing it, for lib's answers: a file
+// looked up by a relative name in ibkey's working directory (the library opens it
+// in each process's), and Assumption.
+func (n *ConfFiles) assumptions(lib string) []string {
+	var out []string
+	for _, a := range []string{n.relative(lib), n.Assumption} {
+		if a != "" {
+			out = append(out, lib+": "+a)
+		}
+	}
+	return out
 }
 
 // known reports whether the files leave variable name known (nil n: yes).

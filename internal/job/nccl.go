@@ -136,8 +136,8 @@ var NCCL = Library{
 		}
 		if f == nil {
 			s.Assumptions = append(s.Assumptions, "NCCL: only the settings given are read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf (read only with settings from the environment) can also set NCCL_IB_PKEY")
-		} else if f.Assumption != "" {
-			s.Assumptions = append(s.Assumptions, "NCCL: "+f.Assumption)
+		} else {
+			s.Assumptions = append(s.Assumptions, f.assumptions("NCCL")...)
 		}
 		if env, known := lv.since("2.28.7"); known && !env {
 			// src/plugin/env.cc arrived in 2.28.7 (not in v2.28.3-1).

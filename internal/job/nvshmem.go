@@ -177,6 +177,7 @@ func nvshmemEnv(in Inputs, lv libVersion, s *setup) (env Env, f *ConfFiles, open
 		open[name] = !f.known(name)
 	}
 	s.Unchecked = append(s.Unchecked, f.unchecked(in.Env)...)
+	s.Assumptions = append(s.Assumptions, f.assumptions("NVSHMEM")...)
 	env = f.env(in.Env)
 	if reading == 0 {
 		return env, f, open
