@@ -52,3 +52,17 @@ func TestConfFilesRelative(t *testing.T) {
 		t.Errorf("an absolute path: %q", r.Assumptions)
 	}
 }
+
+// UCX likewise for $HOME/ucx.conf and $UCX_CONFIG_DIR/ucx.conf under a relative
+// name (ucs_config_parse_config_files fopens them as they are); ./ucx.conf keeps its
+// own note.
+func TestUCXFilesRelative(t *testing.T) {
+	u := ReadUCXFiles(Env{"HOME": "/home/u", "UCX_CONFIG_DIR": "cfg"}, mapMCA{files: map[string]string{"cfg/ucx.conf": "UCX_TLS=rc\n"}})
+	got := ucxFilesNote(u)
+	if !strings.Contains(got, "; cfg/ucx.conf looked up in ibkey's working directory: UCX opens a relative name in each process's") || strings.Contains(got, "./ucx.conf looked up") || !strings.Contains(got, "./ucx.conf is ibkey's working directory's") {
+		t.Errorf("%s", got)
+	}
+	if got := ucxFilesNote(ReadUCXFiles(Env{"HOME": "/home/u"}, mapMCA{})); strings.Contains(got, "looked up in ibkey's working directory") {
+		t.Errorf("absolute paths: %s", got)
+	}
+}

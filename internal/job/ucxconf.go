@@ -443,10 +443,16 @@ func ucxFilesNote(f *UCXFiles) string {
 	}
 	parts = append(parts, "not read: "+strings.Join(f.NotLocated, ", ")+", which ibkey cannot locate",
 		ucxConfigDir+" taken as UCX's compiled-in directory (Debian's package)")
-	// UCX opens ./ucx.conf in each process's working directory; ibkey can read
-	// only its own.
-	if slices.Contains(slices.Concat(f.Read, f.Missing), "./"+ucxConfFile) {
+	// UCX opens ./ucx.conf, and $HOME/ucx.conf or $UCX_CONFIG_DIR/ucx.conf under a
+	// relative name, in each process's working directory; ibkey can read only its
+	// own.
+	seen := slices.Concat(f.Read, f.Missing)
+	if slices.Contains(seen, "./"+ucxConfFile) {
 		parts = append(parts, "./ucx.conf is ibkey's working directory's, the job's only when ibkey runs where the job starts")
+	}
+	other := fileReads{Read: slices.DeleteFunc(seen, func(p string) bool { return p == "./"+ucxConfFile })}
+	if rel := other.relative("UCX"); rel != "" {
+		parts = append(parts, rel)
 	}
 	return "UCX: ucx.conf files, read for what the environment does not set: " + strings.Join(parts, "; ")
 }
