@@ -84,20 +84,13 @@ func ReadMV2Files(all Env, fsys MCAFS) *ConfFiles {
 // nothing more.
 func mv2ConfLines(data []byte, bad func(line int, why string)) []fileLine {
 	var out []fileLine
-	for no := 1; len(data) > 0; no++ {
-		// fgets(lineptr, BUFSIZ): up to BUFSIZ-1 bytes, through a newline.
-		n := min(len(data), mv2BufSiz-1)
-		if i := bytes.IndexByte(data[:n], '\n'); i >= 0 {
-			n = i + 1
-		}
-		chunk := data[:n]
+	// fgets(lineptr, BUFSIZ): each line is one read, as MVAPICH2 stops at the
+	// first that is not whole.
+	for no, read := range fgetsLines(data, mv2BufSiz) {
 		// feof: fgets met the end of the file, with no newline and fewer than
 		// BUFSIZ-1 bytes left.
-		eof := chunk[n-1] != '\n' && n == len(data) && n < mv2BufSiz-1
-		data = data[n:]
-		if i := bytes.IndexByte(chunk, 0); i >= 0 {
-			chunk = chunk[:i] // a C string
-		}
+		eof := read[len(read)-1] != '\n' && len(read) < mv2BufSiz-1
+		chunk := cString(read)
 		// strchr(lineptr, '\n') || feof: a line whose C string holds no newline (one
 		// too long, or a NUL before it) is refused unless the file ended there.
 		if !bytes.Contains(chunk, []byte("\n")) && !eof {

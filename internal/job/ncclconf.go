@@ -157,31 +157,25 @@ func (r ncclReading) files(all Env, pwHome string, pwOK bool) []string {
 // 4,096-byte buffer with the CR dropped (2.30), or getline.
 func ncclConfLines(b []byte, fgets bool) []fileLine {
 	var out []fileLine
-	for i, line := range bytes.SplitAfter(b, []byte("\n")) {
-		for len(line) > 0 {
-			chunk := line
-			if fgets {
-				chunk = line[:min(len(line), 4095)]
-			}
-			line = line[len(chunk):]
-			if k := bytes.IndexByte(chunk, 0); k >= 0 {
-				chunk = chunk[:k]
-			}
-			chunk = bytes.TrimSuffix(chunk, []byte("\n"))
-			if fgets {
-				chunk = bytes.TrimSuffix(chunk, []byte("\r"))
-			}
-			name, value, ok := bytes.Cut(chunk, []byte("="))
-			if !ok || len(name) == 0 || name[0] == '#' {
-				continue
-			}
-			out = append(out, fileLine{
-				name:    string(name[:min(len(name), 1023)]),
-				value:   string(value[:min(len(value), 1023)]),
-				line:    i + 1,
-				nameLen: len(name),
-			})
+	size := 0 // getline
+	if fgets {
+		size = 4096
+	}
+	for no, line := range fgetsLines(b, size) {
+		line = bytes.TrimSuffix(cString(line), []byte("\n"))
+		if fgets {
+			line = bytes.TrimSuffix(line, []byte("\r"))
 		}
+		name, value, ok := bytes.Cut(line, []byte("="))
+		if !ok || len(name) == 0 || name[0] == '#' {
+			continue
+		}
+		out = append(out, fileLine{
+			name:    string(name[:min(len(name), 1023)]),
+			value:   string(value[:min(len(value), 1023)]),
+			line:    no,
+			nameLen: len(name),
+		})
 	}
 	return out
 }

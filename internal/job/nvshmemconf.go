@@ -76,36 +76,29 @@ func nvshmemConfPaths(all Env) []string {
 // nvshmemi_conf_parse_file reads them, in order (the last of a key wins); noEq are
 // the lines it skips for want of '=', by their first word (for look-alikes).
 func nvshmemConfLines(b []byte) (out, noEq []fileLine) {
-	for i, line := range bytes.SplitAfter(b, []byte("\n")) {
-		for len(line) > 0 {
-			chunk := line[:min(len(line), nvshmemConfPathMax-1)] // fgets
-			line = line[len(chunk):]
-			if k := bytes.IndexByte(chunk, 0); k >= 0 {
-				chunk = chunk[:k]
-			}
-			chunk = bytes.TrimRight(chunk, "\r\n")
-			chunk = bytes.Trim(chunk, cSpace)
-			if len(chunk) == 0 || chunk[0] == '#' {
-				continue
-			}
-			key, value, ok := bytes.Cut(chunk, []byte("="))
-			if !ok {
-				word := strings.Trim(strings.Fields(string(chunk))[0], ":")
-				noEq = append(noEq, fileLine{name: word, line: i + 1})
-				continue
-			}
-			key, value = bytes.Trim(key, cSpace), bytes.Trim(value, cSpace)
-			if len(key) == 0 {
-				continue
-			}
-			for c := 1; c < len(value); c++ {
-				if value[c] == '#' && strings.IndexByte(cSpace, value[c-1]) >= 0 {
-					value = bytes.Trim(value[:c], cSpace)
-					break
-				}
-			}
-			out = append(out, fileLine{name: string(key), value: string(value), line: i + 1})
+	for no, line := range fgetsLines(b, 4096) {
+		line = bytes.TrimRight(cString(line), "\r\n")
+		line = bytes.Trim(line, cSpace)
+		if len(line) == 0 || line[0] == '#' {
+			continue
 		}
+		key, value, ok := bytes.Cut(line, []byte("="))
+		if !ok {
+			word := strings.Trim(strings.Fields(string(line))[0], ":")
+			noEq = append(noEq, fileLine{name: word, line: no})
+			continue
+		}
+		key, value = bytes.Trim(key, cSpace), bytes.Trim(value, cSpace)
+		if len(key) == 0 {
+			continue
+		}
+		for c := 1; c < len(value); c++ {
+			if value[c] == '#' && strings.IndexByte(cSpace, value[c-1]) >= 0 {
+				value = bytes.Trim(value[:c], cSpace)
+				break
+			}
+		}
+		out = append(out, fileLine{name: string(key), value: string(value), line: no})
 	}
 	return out, noEq
 }

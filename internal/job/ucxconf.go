@@ -216,17 +216,10 @@ func ucxINI(b []byte, handler func(section, name, value string, line int) bool) 
 			errLine = lineno
 		}
 	}
-	for len(b) > 0 {
-		n := min(len(b), iniMaxLine-1)
-		if i := strings.IndexByte(string(b[:n]), '\n'); i >= 0 {
-			n = i + 1
-		}
-		s := string(b[:n])
-		b = b[n:]
+	// Each read is a line of its own (ini.c's lineno).
+	for _, read := range fgetsLines(b, iniMaxLine) {
+		s := string(cString(read))
 		lineno++
-		if i := strings.IndexByte(s, 0); i >= 0 {
-			s = s[:i]
-		}
 		lead := false
 		if lineno == 1 && strings.HasPrefix(s, "\xef\xbb\xbf") {
 			s, lead = s[3:], true
