@@ -161,9 +161,8 @@ func setenvLike(names []string) func(string) string {
 }
 
 // readConfFiles reads the files of each of d's readings with fsys, in the
-// environment all (the whole environment). It returns the files and each reading's
-// variables.
-func readConfFiles(d confDecl, all Env, fsys MCAFS) (*ConfFiles, []map[string]fileVar) {
+// environment all (the whole environment).
+func readConfFiles(d confDecl, all Env, fsys MCAFS) *ConfFiles {
 	n := &ConfFiles{Values: map[string]fileSet{}, filesWin: d.filesWin}
 	type file struct {
 		data []byte
@@ -228,7 +227,7 @@ func readConfFiles(d confDecl, all Env, fsys MCAFS) (*ConfFiles, []map[string]fi
 	}
 	n.names, n.readings = d.names, out
 	n.unknown, n.Values = unknownIn(d.names, out), fromFiles(out[0])
-	return n, out
+	return n
 }
 
 // unknownIn is each reason a variable is not known in any of the readings, once,

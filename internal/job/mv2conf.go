@@ -64,7 +64,7 @@ func ReadMV2Files(all Env, fsys MCAFS) *ConfFiles {
 		paths = append(paths, mv2SystemConfig)
 	}
 	names := slices.Concat(MVAPICH2.Vars, MVAPICH2.Modifiers)
-	n, _ := readConfFiles(confDecl{
+	n := readConfFiles(confDecl{
 		names: names, readsIt: "MVAPICH2 reads it", like: setenvLike(names),
 		hint: "MVAPICH2 takes the name before the '=' as written, but for spaces around it",
 		readings: []confReading{{paths: paths, lines: func(path string, data []byte) ([]fileLine, string) {

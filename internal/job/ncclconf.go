@@ -52,17 +52,10 @@ var ncclReadings = []ncclReading{
 }
 
 // ReadNCCLFiles reads the files NCCL would read in the environment all (the whole
-// environment) with fsys. pwHome is the home directory the password database gives
-// the user, pwOK whether it could be looked up (NCCL before 2.30 reads ~/.nccl.conf
-// there).
+// environment) with fsys, each reading (ncclReadings) to its variables. pwHome is
+// the home directory the password database gives the user, pwOK whether it could
+// be looked up (NCCL before 2.30 reads ~/.nccl.conf there).
 func ReadNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) *ConfFiles {
-	n, _ := readNCCLFiles(all, fsys, pwHome, pwOK)
-	return n
-}
-
-// readNCCLFiles is ReadNCCLFiles, with each reading's variables (ncclReadings'
-// order).
-func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*ConfFiles, []map[string]fileVar) {
 	assumption := ""
 	if !pwOK {
 		pwHome, pwOK = all["HOME"]
@@ -86,8 +79,9 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*ConfFiles, [
 			return lines, ""
 		}})
 	}
-	n, readings := readConfFiles(d, all, fsys)
+	n := readConfFiles(d, all, fsys)
 	n.Assumption = assumption
+	readings := n.readings
 	for _, name := range []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_DISABLE", "NCCL_NET"} {
 		now := readings[0][name]
 		var older []string // what older versions read, where it differs
@@ -105,7 +99,7 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*ConfFiles, [
 			n.split = append(n.split, fileUnknown{fmt.Sprintf("%s from NCCL's files: %s, %s in %s", name, strings.Join(older, ", "), now.describe(), ncclReadings[0].versions), []string{name}})
 		}
 	}
-	return n, readings
+	return n
 }
 
 // ncclSame says whether two readings of variable name agree for ibkey's purpose:

@@ -43,7 +43,7 @@ const (
 // ReadNVSHMEMFiles reads the files NVSHMEM (3.6.5 and later) would read in the
 // environment all (the whole environment) with fsys.
 func ReadNVSHMEMFiles(all Env, fsys MCAFS) *ConfFiles {
-	f, _ := readConfFiles(confDecl{
+	return readConfFiles(confDecl{
 		names: nvshmemVars, filesWin: true, lastWins: true,
 		readsIt: "NVSHMEM 3.6.5 and later read it, and it beats the environment",
 		like:    nvshmemLookAlike, lib: "NVSHMEM",
@@ -56,7 +56,6 @@ func ReadNVSHMEMFiles(all Env, fsys MCAFS) *ConfFiles {
 			return append(lines, noEq...), ""
 		}}},
 	}, all, fsys)
-	return f
 }
 
 // nvshmemConfPaths are the paths nvshmemi_conf_get opens, in order, for the

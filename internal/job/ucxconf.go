@@ -65,6 +65,10 @@ const ucxConfigDir = "/etc/ucx"
 // ucxConfFile is UCX_CONFIG_FILE_NAME (src/ucs/config/parser.h).
 const ucxConfFile = "ucx.conf"
 
+// ucxReadings are where UCX's readings of the files start (libVersion.reading):
+// 1.12.0, every file (Values); 1.11.0, the directory's file (Early); before, none.
+var ucxReadings = []string{"1.12.0", "1.11.0"}
+
 // ReadUCXFiles reads the ucx.conf files UCX would read in the environment all (the
 // whole environment), with fsys. ./ucx.conf is ibkey's working directory's: UCX
 // opens it in each process's, so it is the job's only when ibkey runs where the
@@ -284,7 +288,7 @@ func iniCut(s string) string { return s[:min(len(s), 49)] }
 // files' settings as it reads them): nothing is split, and a section filter or a
 // file not read matters only to versions that have them or read it.
 func ucxVersions(in Inputs, f *UCXFiles, env Env, vals map[string]UCXValue, lv libVersion, s *setup) {
-	reading := lv.reading("1.12.0", "1.11.0")
+	reading := lv.reading(ucxReadings...)
 	if reading == 2 {
 		// Before 1.11 no file is read: nothing in them can matter.
 		if len(f.Values)+len(f.Unread)+len(f.Errors) > 0 {
