@@ -72,10 +72,16 @@ type fileLine struct {
 // line's syntax stay a function per library: the libraries differ in whether an
 // empty variable counts as set, in path and line caps, in an either-or between a
 // variable and $HOME, and in a file deciding whether the next is read (MVAPICH2).
-// UCX's ucx.conf (INI sections, a 1.11 reading of one file) and Open MPI's MCA
-// files (two names per parameter, the leftmost file winning but the last line
-// within a file, an override file) are read by their own readers (ReadUCXFiles,
-// ReadMCAFiles) on the same file record (fileReads).
+// Two libraries' files are read by their own readers on the same file record
+// (fileReads), as their shape truly differs:
+//   - UCX's ucx.conf (ReadUCXFiles): the environment beats it and the last line
+//     wins, but its names are not a list (every transport's PKEY; every value is
+//     kept for the device names it may hold), a file not read leaves all of UCX
+//     not known, sections may filter lines (1.17.0), a line may fail to parse, and
+//     1.11's reading splits the answer rather than a variable (ucxVersions).
+//   - Open MPI's MCA files (ReadMCAFiles): two names per parameter, the leftmost
+//     file winning but the last line within a file, a synonym's files after the
+//     list's, and an override file that beats the environment.
 type confDecl struct {
 	// names are the variables the files may set that ibkey interprets.
 	names []string

@@ -107,9 +107,9 @@ func ReadNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) *ConfFiles {
 // their text.
 func ncclSame(name string, a, b fileVar) bool {
 	switch name {
-	case "NCCL_IB_PKEY":
-		i, _ := ncclIndex(ncclEnvOf(a, name), "")
-		j, _ := ncclIndex(ncclEnvOf(b, name), "")
+	case "NCCL_IB_PKEY": // unset and empty are both index 0
+		i, _ := ncclIndex(Env{name: a.Value}, "")
+		j, _ := ncclIndex(Env{name: b.Value}, "")
 		return i == j
 	case "NCCL_IB_DISABLE":
 		return ncclInt(a.Value, 0) == ncclInt(b.Value, 0)
@@ -119,13 +119,6 @@ func ncclSame(name string, a, b fileVar) bool {
 
 // ncclNames are the variables NCCL reads that ibkey interprets.
 func ncclNames() []string { return slices.Concat(NCCL.Vars, NCCL.Modifiers) }
-
-func ncclEnvOf(v fileVar, name string) Env {
-	if !v.set {
-		return nil
-	}
-	return Env{name: v.Value}
-}
 
 // files are the paths NCCL opens, in order, for the environment all; pwHome is
 // the password database's home directory (pwOK: known).
