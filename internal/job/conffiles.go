@@ -35,10 +35,11 @@ type ConfFiles struct {
 	// (MVAPICH2: a line it cannot read).
 	Reject string
 	// filesWin: confDecl.filesWin. names are the variables read; readings each
-	// reading's (the first is the current version's), for at.
+	// reading's (the first is the current version's) and paths its files, for at.
 	filesWin bool
 	names    []string
 	readings []map[string]fileVar
+	paths    [][]string
 }
 
 // fileUnknown is why variables are not known.
@@ -229,7 +230,7 @@ func readConfFiles(d confDecl, all Env, fsys MCAFS) *ConfFiles {
 				break
 			}
 		}
-		out = append(out, vars)
+		out, n.paths = append(out, vars), append(n.paths, r.paths)
 	}
 	n.names, n.readings = d.names, out
 	n.unknown, n.Values = unknownIn(d.names, out), fromFiles(out[0])
@@ -267,14 +268,16 @@ func fromFiles(vars map[string]fileVar) map[string]fileSet {
 }
 
 // at is n as its reading i alone reads the files (the library's version decides
-// which, libVersion.reading; -1 or nil n: n): its values and what it could not
-// read, with no split.
+// which, libVersion.reading; -1 or nil n: n): its values, the files it opens and
+// what it could not read, with no split.
 func (n *ConfFiles) at(i int) *ConfFiles {
 	if n == nil || i < 0 || i >= len(n.readings) {
 		return n
 	}
 	c := *n
 	c.Values, c.unknown, c.split = fromFiles(n.readings[i]), unknownIn(n.names, n.readings[i:i+1]), nil
+	other := func(p string) bool { return !slices.Contains(n.paths[i], p) }
+	c.Read, c.Missing = slices.DeleteFunc(slices.Clone(n.Read), other), slices.DeleteFunc(slices.Clone(n.Missing), other)
 	return &c
 }
 
@@ -369,8 +372,7 @@ func (n *ConfFiles) without(name string) *ConfFiles {
 // assumptions are what ibkey took without knowing it, for lib's answers: a file
 // looked up by a relative name in ibkey's working directory (the library opens it
 // in each process's), and Assumption.
-func (n *ConfFiles) assumptions(lib string) []string {
-	var out []string
+func (n *ConfFiles) assumptions(lib string) (out []string) {
 	for _, a := range []string{n.relative(lib), n.Assumption} {
 		if a != "" {
 			out = append(out, lib+": "+a)

@@ -66,3 +66,19 @@ func TestUCXFilesRelative(t *testing.T) {
 		t.Errorf("absolute paths: %s", got)
 	}
 }
+
+// With the job's NCCL version the note names only the files that version opens:
+// NCCL before 2.23 does not read NCCL_CONF_FILE.
+func TestConfFilesRelativeVersion(t *testing.T) {
+	ports := []*Port{port("h", "mlx5_0", 1, 0xffff, 0x8002)}
+	fsys := mapFS{files: map[string]string{"rel.conf": "OTHER=1\n"}}
+	in := Inputs{Env: Env{}, NCCL: ReadNCCLFiles(Env{"NCCL_CONF_FILE": "rel.conf"}, fsys, "/home/u", true)}
+	for version, want := range map[string]bool{"2.18.3": false, "2.23.4": true, "2.30.7": true} {
+		v, _ := ParseVersion(version)
+		in.Versions = Versions{"nccl": v}
+		r := Resolve([]*Library{&NCCL}, in, ports)[0]
+		if got := strings.Contains(strings.Join(r.Assumptions, "\n"), "rel.conf looked up in ibkey's working directory"); got != want {
+			t.Errorf("NCCL %s: said %v, want %v: %q", version, got, want, r.Assumptions)
+		}
+	}
+}
