@@ -1,6 +1,8 @@
 package job
 
 import (
+	"bytes"
+	"iter"
 	"math"
 	"math/bits"
 	"strings"
@@ -37,6 +39,40 @@ func (n cNumber) Unsigned() uint64 {
 
 // cSpace is isspace in the C locale (the libraries do not call setlocale).
 const cSpace = " \t\n\v\f\r"
+
+// fgetsLines are a file's bytes b as C's fgets reads them into a buffer of size
+// bytes (0: getline, whole lines): each read up to size-1 bytes, through a newline,
+// so a longer line is read as several; no is the number of the file's line the read
+// starts in. Each library's settings files are read so (cString: where the line
+// ends for the C string functions).
+func fgetsLines(b []byte, size int) iter.Seq2[int, []byte] {
+	return func(yield func(int, []byte) bool) {
+		for no := 1; len(b) > 0; {
+			n := len(b)
+			if size > 0 {
+				n = min(n, size-1)
+			}
+			if i := bytes.IndexByte(b[:n], '\n'); i >= 0 {
+				n = i + 1
+			}
+			read := b[:n]
+			if b = b[n:]; !yield(no, read) {
+				return
+			}
+			if read[n-1] == '\n' {
+				no++
+			}
+		}
+	}
+}
+
+// cString is b up to its first NUL, as the C string functions read it.
+func cString(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
 
 // parseC parses like strtoll(s, &end, base) with base 0 (0x hex, leading 0 octal,
 // else decimal), 10 or 16 (an optional 0x): optional leading white space, optional

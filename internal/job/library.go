@@ -68,13 +68,13 @@ type Inputs struct {
 	MCA *MCAFiles
 	// NCCL and MV2 are NCCL's and MVAPICH2's configuration files as read on this
 	// host (nil: not read).
-	NCCL, MV2 *SetenvFiles
+	NCCL, MV2 *ConfFiles
 	// UCX are UCX's configuration files (ucx.conf) as read on this host (nil: not
 	// read, the settings not coming from the environment).
 	UCX *UCXFiles
 	// NVSHMEM are NVSHMEM's configuration files (nvshmem.conf) as read on this host
 	// (nil: not read).
-	NVSHMEM *NVSHMEMFiles
+	NVSHMEM *ConfFiles
 	// Versions are the job's library versions (--lib-version): where a library's
 	// behaviour changes with its version, the version given decides (libVersion).
 	Versions Versions
@@ -461,12 +461,12 @@ func (l *Library) Mentioned(in Inputs) bool {
 	}
 	return slices.ContainsFunc(l.Vars, func(v string) bool {
 		_, ok := in.Env[v]
-		// A key set in Open MPI's MCA parameter files or NCCL's, MVAPICH2's and UCX's
-		// configuration files is the job's too; their other settings are the
-		// install's (Debian's file sets btl and pml; a site's nccl.conf NCCL_IB_HCA).
-		_, inFile := map[string]*SetenvFiles{NCCL.ID: in.NCCL, MVAPICH2.ID: in.MV2}[l.ID].values()[v]
-		inFile = inFile || l.ID == UCX.ID && in.UCX != nil && in.UCX.sets(v) ||
-			l.ID == NVSHMEM.ID && in.NVSHMEM.where(v) != ""
+		// A key set in Open MPI's MCA parameter files or NCCL's, MVAPICH2's, NVSHMEM's
+		// and UCX's configuration files is the job's too; their other settings are
+		// the install's (Debian's file sets btl and pml; a site's nccl.conf
+		// NCCL_IB_HCA).
+		_, inFile := map[string]*ConfFiles{NCCL.ID: in.NCCL, MVAPICH2.ID: in.MV2, NVSHMEM.ID: in.NVSHMEM}[l.ID].values()[v]
+		inFile = inFile || l.ID == UCX.ID && in.UCX != nil && in.UCX.sets(v)
 		return ok || l.ID == OpenMPI.ID && strings.Contains(v, "pkey") && in.MCA != nil && in.MCA.sets(v) ||
 			strings.Contains(v, "PKEY") && inFile
 	})

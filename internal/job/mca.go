@@ -1,9 +1,7 @@
 package job
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 )
@@ -53,11 +51,10 @@ type MCAFiles struct {
 	Values, Override []MCAValue
 	// Later are the files of mca_param_files, looked up after Values.
 	Later []MCAValue
-	// Read are the files read; Missing those that do not exist (Open MPI skips them
-	// too); NotLocated what could not be located ("$HOME/.openmpi/mca-params.conf:
-	// HOME is not set"); Unread the files, or lines, ibkey could not read or does not
-	// interpret, with why.
-	Read, Missing, NotLocated, Unread []string
+	// fileReads are the files read, not there (Open MPI skips them too), not
+	// located ("$HOME/.openmpi/mca-params.conf: HOME is not set") and not read; Unread
+	// also holds the lines ibkey does not interpret, with why.
+	fileReads
 	// OverrideUnread: what Unread says includes the override file.
 	OverrideUnread bool
 	// Crash, when set, says why every Open MPI process crashes as it starts.
@@ -146,17 +143,11 @@ func (m *MCAFiles) readFiles(fsys MCAFS, files []string) []MCAValue {
 
 // readFile reads one parameter file into list as save_value does.
 func (m *MCAFiles) readFile(fsys MCAFS, path string, list []MCAValue, override bool) []MCAValue {
-	b, err := fsys.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		m.Missing = append(m.Missing, path)
-		return list
-	case err != nil:
-		m.Unread = append(m.Unread, err.Error())
-		m.OverrideUnread = m.OverrideUnread || override
+	b, ok, err := m.read(fsys, path)
+	m.OverrideUnread = m.OverrideUnread || override && err != nil
+	if !ok {
 		return list
 	}
-	m.Read = append(m.Read, path)
 	for i, line := range strings.Split(string(b), "\n") {
 		name, value, ok := parseMCALine(line)
 		if !ok {

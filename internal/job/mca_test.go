@@ -233,13 +233,13 @@ func TestOpenMPIUnreadMCAFile(t *testing.T) {
 // OMPI_MCA_mca_base_param_files=rel.conf only when started where rel.conf is): the
 // note says ibkey looked in its own, read or not.
 func TestOmpiFilesNoteRelative(t *testing.T) {
-	for _, m := range []*MCAFiles{{Read: []string{"rel.conf", "/etc/openmpi/openmpi-mca-params.conf"}}, {Missing: []string{"sub/rel.conf"}}} {
+	for _, m := range []*MCAFiles{{fileReads: fileReads{Read: []string{"rel.conf", "/etc/openmpi/openmpi-mca-params.conf"}}}, {fileReads: fileReads{Missing: []string{"sub/rel.conf"}}}} {
 		name := slices.Concat(m.Read, m.Missing)[0]
 		if got := ompiFilesNote(m); !strings.Contains(got, name+" looked up in ibkey's working directory: Open MPI opens a relative name in each process's") {
 			t.Errorf("%+v: %s", m, got)
 		}
 	}
-	if got := ompiFilesNote(&MCAFiles{Read: []string{"/etc/openmpi/openmpi-mca-params.conf"}}); strings.Contains(got, "working directory") {
+	if got := ompiFilesNote(&MCAFiles{fileReads: fileReads{Read: []string{"/etc/openmpi/openmpi-mca-params.conf"}}}); strings.Contains(got, "working directory") {
 		t.Errorf("an absolute name: %s", got)
 	}
 }

@@ -81,6 +81,7 @@ var MVAPICH2 = Library{
 				s.Reject = f.Reject
 			}
 			s.Unchecked = append(s.Unchecked, f.unchecked(in.Env)...)
+			s.Assumptions = append(s.Assumptions, f.assumptions("MVAPICH2")...)
 			for _, name := range slices.Sorted(maps.Keys(f.Values)) {
 				if name != "MV2_DEFAULT_PKEY" && f.where(in.Env, name) != "" {
 					s.Notes = append(s.Notes, fmt.Sprintf("%s=%s%s, from MVAPICH2's configuration files", name, f.Values[name].Value, f.where(in.Env, name)))
@@ -713,14 +714,8 @@ func ompiFilesNote(m *MCAFiles) string {
 	// read_files opens a relative name as it is (mca_base_var.c: only aggregate
 	// parameter sets are looked up along mca_base_param_file_path), so in each MPI
 	// process's working directory; here, in ibkey's.
-	var rel []string
-	for _, f := range slices.Concat(m.Read, m.Missing) {
-		if !strings.HasPrefix(f, "/") {
-			rel = append(rel, f)
-		}
-	}
-	if len(rel) > 0 {
-		parts = append(parts, fmt.Sprintf("%s looked up in ibkey's working directory: Open MPI opens a relative name in each process's", strings.Join(rel, ", ")))
+	if rel := m.relative("Open MPI"); rel != "" {
+		parts = append(parts, rel)
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "no MCA parameter file (mca_base_param_files=none)")

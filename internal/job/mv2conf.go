@@ -34,7 +34,7 @@ const mv2BufSiz = 8192
 
 // ReadMV2Files reads the files MVAPICH2 would read in the environment all (the whole
 // environment) with fsys.
-func ReadMV2Files(all Env, fsys MCAFS) *SetenvFiles {
+func ReadMV2Files(all Env, fsys MCAFS) *ConfFiles {
 	var paths []string
 	reject := ""
 	user, named := all["MV2_USER_CONFIG"]
@@ -64,16 +64,17 @@ func ReadMV2Files(all Env, fsys MCAFS) *SetenvFiles {
 		paths = append(paths, mv2SystemConfig)
 	}
 	names := slices.Concat(MVAPICH2.Vars, MVAPICH2.Modifiers)
-	n, _ := readSetenvFiles("MVAPICH2", "MVAPICH2 takes the name before the '=' as written, but for spaces around it", all, names, fsys, []setenvReading{{
-		paths: paths,
-		lines: func(path string, data []byte) ([]fileLine, string) {
+	n := readConfFiles(confDecl{
+		names: names, readsIt: "MVAPICH2 reads it", like: setenvLike(names),
+		hint: "MVAPICH2 takes the name before the '=' as written, but for spaces around it",
+		readings: []confReading{{paths: paths, lines: func(path string, data []byte) ([]fileLine, string) {
 			return mv2ConfLines(data, func(line int, why string) {
 				if reject == "" {
 					reject = fmt.Sprintf("MVAPICH2 does not start: %s line %d: %s (\"[%s:%d]: %s\", then \"Error processing configuration file\" and every process exits)", path, line, why, path, line, why)
 				}
 			}), ""
-		},
-	}})
+		}}},
+	}, all, fsys)
 	n.Reject = reject
 	return n
 }
@@ -83,20 +84,13 @@ func ReadMV2Files(all Env, fsys MCAFS) *SetenvFiles {
 // nothing more.
 func mv2ConfLines(data []byte, bad func(line int, why string)) []fileLine {
 	var out []fileLine
-	for no := 1; len(data) > 0; no++ {
-		// fgets(lineptr, BUFSIZ): up to BUFSIZ-1 bytes, through a newline.
-		n := min(len(data), mv2BufSiz-1)
-		if i := bytes.IndexByte(data[:n], '\n'); i >= 0 {
-			n = i + 1
-		}
-		chunk := data[:n]
+	// fgets(lineptr, BUFSIZ): each line is one read, as MVAPICH2 stops at the
+	// first that is not whole.
+	for no, read := range fgetsLines(data, mv2BufSiz) {
 		// feof: fgets met the end of the file, with no newline and fewer than
 		// BUFSIZ-1 bytes left.
-		eof := chunk[n-1] != '\n' && n == len(data) && n < mv2BufSiz-1
-		data = data[n:]
-		if i := bytes.IndexByte(chunk, 0); i >= 0 {
-			chunk = chunk[:i] // a C string
-		}
+		eof := read[len(read)-1] != '\n' && len(read) < mv2BufSiz-1
+		chunk := cString(read)
 		// strchr(lineptr, '\n') || feof: a line whose C string holds no newline (one
 		// too long, or a NUL before it) is refused unless the file ended there.
 		if !bytes.Contains(chunk, []byte("\n")) && !eof {

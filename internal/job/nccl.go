@@ -136,8 +136,8 @@ var NCCL = Library{
 		}
 		if f == nil {
 			s.Assumptions = append(s.Assumptions, "NCCL: only the settings given are read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf (read only with settings from the environment) can also set NCCL_IB_PKEY")
-		} else if f.Assumption != "" {
-			s.Assumptions = append(s.Assumptions, "NCCL: "+f.Assumption)
+		} else {
+			s.Assumptions = append(s.Assumptions, f.assumptions("NCCL")...)
 		}
 		if env, known := lv.since("2.28.7"); known && !env {
 			// src/plugin/env.cc arrived in 2.28.7 (not in v2.28.3-1).
@@ -163,7 +163,7 @@ var NCCL = Library{
 // ncclFiles are NCCL's files as the job's NCCL version lv reads them (reading:
 // its ncclReadings index, -1 when not known: every reading, the splits said),
 // without what a gate exports, which beats every file.
-func ncclFiles(in Inputs, lv libVersion) (f *SetenvFiles, reading int) {
+func ncclFiles(in Inputs, lv libVersion) (f *ConfFiles, reading int) {
 	reading = lv.reading(ncclReadings[0].since, ncclReadings[1].since)
 	return in.NCCL.at(reading).without(in.exported), reading
 }

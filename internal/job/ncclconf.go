@@ -52,17 +52,10 @@ var ncclReadings = []ncclReading{
 }
 
 // ReadNCCLFiles reads the files NCCL would read in the environment all (the whole
-// environment) with fsys. pwHome is the home directory the password database gives
-// the user, pwOK whether it could be looked up (NCCL before 2.30 reads ~/.nccl.conf
-// there).
-func ReadNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) *SetenvFiles {
-	n, _ := readNCCLFiles(all, fsys, pwHome, pwOK)
-	return n
-}
-
-// readNCCLFiles is ReadNCCLFiles, with each reading's variables (ncclReadings'
-// order).
-func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*SetenvFiles, []map[string]fileVar) {
+// environment) with fsys, each reading (ncclReadings) to its variables. pwHome is
+// the home directory the password database gives the user, pwOK whether it could
+// be looked up (NCCL before 2.30 reads ~/.nccl.conf there).
+func ReadNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) *ConfFiles {
 	assumption := ""
 	if !pwOK {
 		pwHome, pwOK = all["HOME"]
@@ -71,9 +64,12 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*SetenvFiles,
 			assumption = "NCCL before 2.30 reads ~/.nccl.conf in the home directory the password database gives, which ibkey could not look up (nor is HOME set): that file was not read"
 		}
 	}
-	var rs []setenvReading
+	d := confDecl{
+		names: ncclNames(), readsIt: "NCCL reads it", like: setenvLike(ncclNames()),
+		hint: "NCCL takes everything before the '=' as the name (NAME=VALUE, nothing around the '=')",
+	}
 	for _, r := range ncclReadings {
-		rs = append(rs, setenvReading{paths: r.files(all, pwHome, pwOK), lines: func(path string, data []byte) ([]fileLine, string) {
+		d.readings = append(d.readings, confReading{paths: r.files(all, pwHome, pwOK), lines: func(path string, data []byte) ([]fileLine, string) {
 			lines := ncclConfLines(data, r.fgets)
 			if r.overflow {
 				if i := slices.IndexFunc(lines, func(l fileLine) bool { return l.nameLen > 1023 }); i >= 0 {
@@ -83,8 +79,9 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*SetenvFiles,
 			return lines, ""
 		}})
 	}
-	n, readings := readSetenvFiles("NCCL", "NCCL takes everything before the '=' as the name (NAME=VALUE, nothing around the '=')", all, ncclNames(), fsys, rs)
+	n := readConfFiles(d, all, fsys)
 	n.Assumption = assumption
+	readings := n.readings
 	for _, name := range []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_DISABLE", "NCCL_NET"} {
 		now := readings[0][name]
 		var older []string // what older versions read, where it differs
@@ -102,7 +99,7 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*SetenvFiles,
 			n.split = append(n.split, fileUnknown{fmt.Sprintf("%s from NCCL's files: %s, %s in %s", name, strings.Join(older, ", "), now.describe(), ncclReadings[0].versions), []string{name}})
 		}
 	}
-	return n, readings
+	return n
 }
 
 // ncclSame says whether two readings of variable name agree for ibkey's purpose:
@@ -110,9 +107,9 @@ func readNCCLFiles(all Env, fsys MCAFS, pwHome string, pwOK bool) (*SetenvFiles,
 // their text.
 func ncclSame(name string, a, b fileVar) bool {
 	switch name {
-	case "NCCL_IB_PKEY":
-		i, _ := ncclIndex(ncclEnvOf(a, name), "")
-		j, _ := ncclIndex(ncclEnvOf(b, name), "")
+	case "NCCL_IB_PKEY": // unset and empty are both index 0
+		i, _ := ncclIndex(Env{name: a.Value}, "")
+		j, _ := ncclIndex(Env{name: b.Value}, "")
 		return i == j
 	case "NCCL_IB_DISABLE":
 		return ncclInt(a.Value, 0) == ncclInt(b.Value, 0)
@@ -122,13 +119,6 @@ func ncclSame(name string, a, b fileVar) bool {
 
 // ncclNames are the variables NCCL reads that ibkey interprets.
 func ncclNames() []string { return slices.Concat(NCCL.Vars, NCCL.Modifiers) }
-
-func ncclEnvOf(v fileVar, name string) Env {
-	if !v.set {
-		return nil
-	}
-	return Env{name: v.Value}
-}
 
 // files are the paths NCCL opens, in order, for the environment all; pwHome is
 // the password database's home directory (pwOK: known).
@@ -154,31 +144,25 @@ func (r ncclReading) files(all Env, pwHome string, pwOK bool) []string {
 // 4,096-byte buffer with the CR dropped (2.30), or getline.
 func ncclConfLines(b []byte, fgets bool) []fileLine {
 	var out []fileLine
-	for i, line := range bytes.SplitAfter(b, []byte("\n")) {
-		for len(line) > 0 {
-			chunk := line
-			if fgets {
-				chunk = line[:min(len(line), 4095)]
-			}
-			line = line[len(chunk):]
-			if k := bytes.IndexByte(chunk, 0); k >= 0 {
-				chunk = chunk[:k]
-			}
-			chunk = bytes.TrimSuffix(chunk, []byte("\n"))
-			if fgets {
-				chunk = bytes.TrimSuffix(chunk, []byte("\r"))
-			}
-			name, value, ok := bytes.Cut(chunk, []byte("="))
-			if !ok || len(name) == 0 || name[0] == '#' {
-				continue
-			}
-			out = append(out, fileLine{
-				name:    string(name[:min(len(name), 1023)]),
-				value:   string(value[:min(len(value), 1023)]),
-				line:    i + 1,
-				nameLen: len(name),
-			})
+	size := 0 // getline
+	if fgets {
+		size = 4096
+	}
+	for no, line := range fgetsLines(b, size) {
+		line = bytes.TrimSuffix(cString(line), []byte("\n"))
+		if fgets {
+			line = bytes.TrimSuffix(line, []byte("\r"))
 		}
+		name, value, ok := bytes.Cut(line, []byte("="))
+		if !ok || len(name) == 0 || name[0] == '#' {
+			continue
+		}
+		out = append(out, fileLine{
+			name:    string(name[:min(len(name), 1023)]),
+			value:   string(value[:min(len(value), 1023)]),
+			line:    no,
+			nameLen: len(name),
+		})
 	}
 	return out
 }

@@ -368,7 +368,7 @@ func ncclFilesCases() []ncclFilesCase {
 // TestNCCLFilesAgainstNCCL writes): for each reading and variable "-" unset, "?"
 // not known, else "x" and the value in hex.
 func ibkeyNCCLFiles(c ncclFilesCase, env Env, dir string) string {
-	_, readings := readNCCLFiles(env, ncclFilesFS(c, dir), filepath.Join(dir, "pwhome"), true)
+	readings := ReadNCCLFiles(env, ncclFilesFS(c, dir), filepath.Join(dir, "pwhome"), true).readings
 	var b strings.Builder
 	for _, vars := range readings {
 		for _, name := range ncclNames() {

@@ -47,7 +47,7 @@ var NVSHMEM = Library{
 			s.wantNote = ""
 		}
 		const pkeyIndex = "NVSHMEM_IB_PKEY_INDEX"
-		where := files.where(pkeyIndex)
+		where := files.where(env, pkeyIndex)
 		switch {
 		case known && !honoured:
 			s.pinned = fmt.Sprintf("%s does not read NVSHMEM_IB_PKEY_INDEX (3.7.0 and later do) and uses index 0", lv)
@@ -61,7 +61,7 @@ var NVSHMEM = Library{
 		const transport = "NVSHMEM_REMOTE_TRANSPORT"
 		t, ok := env[transport]
 		if why := nvshmemInactive(t, ok); why != "" {
-			s.Inactive = fmt.Sprintf("%s=%s%s: %s", transport, t, files.where(transport), why)
+			s.Inactive = fmt.Sprintf("%s=%s%s: %s", transport, t, files.where(env, transport), why)
 		}
 		if open[transport] {
 			// What its files leave open may route NVSHMEM either way.
@@ -160,7 +160,7 @@ var NVSHMEM = Library{
 // and where older versions would take another value it is said (not checked); a
 // version between 3.5.21 and 3.6.5, which no source places, likewise. open are the
 // variables the files leave not known (said in s.Unchecked).
-func nvshmemEnv(in Inputs, lv libVersion, s *setup) (env Env, f *NVSHMEMFiles, open map[string]bool) {
+func nvshmemEnv(in Inputs, lv libVersion, s *setup) (env Env, f *ConfFiles, open map[string]bool) {
 	f, reading := in.NVSHMEM, lv.reading(nvshmemConfSince, nvshmemConfNone)
 	switch {
 	case reading == 2:
@@ -176,7 +176,8 @@ func nvshmemEnv(in Inputs, lv libVersion, s *setup) (env Env, f *NVSHMEMFiles, o
 	for _, name := range nvshmemVars {
 		open[name] = !f.known(name)
 	}
-	s.Unchecked = append(s.Unchecked, f.unchecked()...)
+	s.Unchecked = append(s.Unchecked, f.unchecked(in.Env)...)
+	s.Assumptions = append(s.Assumptions, f.assumptions("NVSHMEM")...)
 	env = f.env(in.Env)
 	if reading == 0 {
 		return env, f, open
@@ -203,7 +204,7 @@ func nvshmemEnv(in Inputs, lv libVersion, s *setup) (env Env, f *NVSHMEMFiles, o
 		if wasSet {
 			then = fmt.Sprintf("%q (the environment)", was)
 		}
-		differ = append(differ, fmt.Sprintf("%s=%q%s (before 3.6.5: %s)", name, env[name], f.where(name), then))
+		differ = append(differ, fmt.Sprintf("%s=%q%s (before 3.6.5: %s)", name, env[name], f.where(env, name), then))
 	}
 	if len(differ) == 0 {
 		return env, f, open

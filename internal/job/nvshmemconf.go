@@ -2,9 +2,6 @@ package job
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 )
@@ -22,8 +19,8 @@ import (
 //     replacing an earlier one (nvshmemi_conf_set): the last line wins.
 //   - Every NVSHMEM variable is looked up in the files first and in the environment
 //     only when no file sets it (nvshmemi_getenv_helper): the files beat the
-//     environment, the opposite of NCCL's and MVAPICH2's setenv(..., 0), which is
-//     why SetenvFiles is not used here.
+//     environment, the opposite of NCCL's and MVAPICH2's setenv(..., 0)
+//     (confDecl.filesWin and lastWins).
 //   - A line is read by fgets into 4,096 bytes (a longer one is read as several),
 //     ends at a NUL (strlen), loses every trailing '\n' and '\r' and is trimmed of
 //     isspace. Empty, or '#' first, it is nothing; without '=' it is nothing. The
@@ -43,66 +40,22 @@ const (
 	nvshmemConfNone  = "3.5.22"
 )
 
-// NVSHMEMFiles are NVSHMEM's configuration files as read for a job's environment.
-type NVSHMEMFiles struct {
-	// Values are the settings of NVSHMEM's variables (NVSHMEM.Vars) the files give:
-	// the last line that sets each. They beat the environment.
-	Values map[string]fileSet
-	// Read are the files read (NVSHMEM skips one it cannot open; ibkey one that does
-	// not exist).
-	Read []string
-	// unknown are why variables are not known: a file that could not be read, and
-	// the variables no later file sets.
-	unknown []fileUnknown
-	// LookAlikes are lines that look like one of NVSHMEM's variables but set none.
-	LookAlikes []string
-}
-
 // ReadNVSHMEMFiles reads the files NVSHMEM (3.6.5 and later) would read in the
 // environment all (the whole environment) with fsys.
-func ReadNVSHMEMFiles(all Env, fsys MCAFS) *NVSHMEMFiles {
-	f := &NVSHMEMFiles{Values: map[string]fileSet{}}
-	unknown := map[string]string{} // variable: why not known
-	for _, path := range nvshmemConfPaths(all) {
-		data, err := fsys.ReadFile(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			continue
-		case err != nil:
-			// It may set any variable, replacing what earlier files set.
-			for _, name := range nvshmemVars {
-				delete(f.Values, name)
-				unknown[name] = fmt.Sprintf("%v: NVSHMEM 3.6.5 and later read it, and it beats the environment", err)
+func ReadNVSHMEMFiles(all Env, fsys MCAFS) *ConfFiles {
+	return readConfFiles(confDecl{
+		names: nvshmemVars, filesWin: true, lastWins: true,
+		readsIt: "NVSHMEM 3.6.5 and later read it, and it beats the environment",
+		like:    nvshmemLookAlike, lib: "NVSHMEM",
+		hint: "NVSHMEM takes the text before the '=' as the name, exactly (spaces around it are dropped)",
+		readings: []confReading{{paths: nvshmemConfPaths(all), lines: func(_ string, data []byte) ([]fileLine, string) {
+			lines, noEq := nvshmemConfLines(data)
+			for i := range noEq {
+				noEq[i].noEq = true
 			}
-			continue
-		}
-		f.Read = append(f.Read, path)
-		lines, noEq := nvshmemConfLines(data)
-		for _, l := range lines {
-			if slices.Contains(nvshmemVars, l.name) {
-				f.Values[l.name] = fileSet{Value: l.value, Where: fmt.Sprintf("%s:%d", path, l.line)}
-				delete(unknown, l.name)
-			} else if v := nvshmemLookAlike(l.name); v != "" {
-				f.LookAlikes = append(f.LookAlikes, fmt.Sprintf("%s:%d: %q is not %s: NVSHMEM takes the text before the '=' as the name, exactly (spaces around it are dropped)", path, l.line, l.name, v))
-			}
-		}
-		for _, l := range noEq {
-			if v := nvshmemLookAlike(l.name); v != "" {
-				f.LookAlikes = append(f.LookAlikes, fmt.Sprintf("%s:%d: a line without '=' sets nothing, not %s (NVSHMEM reads NAME=VALUE)", path, l.line, v))
-			}
-		}
-	}
-	for _, name := range nvshmemVars {
-		if why, ok := unknown[name]; ok {
-			i := slices.IndexFunc(f.unknown, func(u fileUnknown) bool { return u.why == why })
-			if i < 0 {
-				f.unknown = append(f.unknown, fileUnknown{why: why})
-				i = len(f.unknown) - 1
-			}
-			f.unknown[i].vars = append(f.unknown[i].vars, name)
-		}
-	}
-	return f
+			return append(lines, noEq...), ""
+		}}},
+	}, all, fsys)
 }
 
 // nvshmemConfPaths are the paths nvshmemi_conf_get opens, in order, for the
@@ -122,36 +75,29 @@ func nvshmemConfPaths(all Env) []string {
 // nvshmemi_conf_parse_file reads them, in order (the last of a key wins); noEq are
 // the lines it skips for want of '=', by their first word (for look-alikes).
 func nvshmemConfLines(b []byte) (out, noEq []fileLine) {
-	for i, line := range bytes.SplitAfter(b, []byte("\n")) {
-		for len(line) > 0 {
-			chunk := line[:min(len(line), nvshmemConfPathMax-1)] // fgets
-			line = line[len(chunk):]
-			if k := bytes.IndexByte(chunk, 0); k >= 0 {
-				chunk = chunk[:k]
-			}
-			chunk = bytes.TrimRight(chunk, "\r\n")
-			chunk = bytes.Trim(chunk, cSpace)
-			if len(chunk) == 0 || chunk[0] == '#' {
-				continue
-			}
-			key, value, ok := bytes.Cut(chunk, []byte("="))
-			if !ok {
-				word := strings.Trim(strings.Fields(string(chunk))[0], ":")
-				noEq = append(noEq, fileLine{name: word, line: i + 1})
-				continue
-			}
-			key, value = bytes.Trim(key, cSpace), bytes.Trim(value, cSpace)
-			if len(key) == 0 {
-				continue
-			}
-			for c := 1; c < len(value); c++ {
-				if value[c] == '#' && strings.IndexByte(cSpace, value[c-1]) >= 0 {
-					value = bytes.Trim(value[:c], cSpace)
-					break
-				}
-			}
-			out = append(out, fileLine{name: string(key), value: string(value), line: i + 1})
+	for no, line := range fgetsLines(b, 4096) {
+		line = bytes.TrimRight(cString(line), "\r\n")
+		line = bytes.Trim(line, cSpace)
+		if len(line) == 0 || line[0] == '#' {
+			continue
 		}
+		key, value, ok := bytes.Cut(line, []byte("="))
+		if !ok {
+			word := strings.Trim(strings.Fields(string(line))[0], ":")
+			noEq = append(noEq, fileLine{name: word, line: no})
+			continue
+		}
+		key, value = bytes.Trim(key, cSpace), bytes.Trim(value, cSpace)
+		if len(key) == 0 {
+			continue
+		}
+		for c := 1; c < len(value); c++ {
+			if value[c] == '#' && strings.IndexByte(cSpace, value[c-1]) >= 0 {
+				value = bytes.Trim(value[:c], cSpace)
+				break
+			}
+		}
+		out = append(out, fileLine{name: string(key), value: string(value), line: no})
 	}
 	return out, noEq
 }
@@ -170,53 +116,4 @@ func nvshmemLookAlike(key string) string {
 		return ""
 	}
 	return nvshmemVars[i]
-}
-
-// env is the job's variables as NVSHMEM 3.6.5 and later take them: the files', then
-// the environment's where no file sets them (nil f: e).
-func (f *NVSHMEMFiles) env(e Env) Env {
-	if f == nil || len(f.Values) == 0 {
-		return e
-	}
-	out := Env{}
-	for k, v := range e {
-		out[k] = v
-	}
-	for k, v := range f.Values {
-		out[k] = v.Value
-	}
-	return out
-}
-
-// unchecked says what in the files ibkey could not read: the variables it leaves
-// not known, whatever the environment sets (the files beat it).
-func (f *NVSHMEMFiles) unchecked() []string {
-	if f == nil {
-		return nil
-	}
-	var out []string
-	for _, u := range f.unknown {
-		if len(u.vars) == 1 {
-			out = append(out, fmt.Sprintf("%s, so %s is not known", u.why, u.vars[0]))
-		} else {
-			out = append(out, fmt.Sprintf("%s, so %s are not known", u.why, strings.Join(u.vars, ", ")))
-		}
-	}
-	return out
-}
-
-// known reports whether the files leave variable name known (nil f: yes).
-func (f *NVSHMEMFiles) known(name string) bool {
-	return f == nil || !slices.ContainsFunc(f.unknown, func(u fileUnknown) bool { return slices.Contains(u.vars, name) })
-}
-
-// where says where variable name comes from when a file sets it: " (FILE:LINE)".
-func (f *NVSHMEMFiles) where(name string) string {
-	if f == nil {
-		return ""
-	}
-	if w := f.Values[name].Where; w != "" {
-		return " (" + w + ")"
-	}
-	return ""
 }

@@ -113,7 +113,7 @@ func TestReadNVSHMEMFiles(t *testing.T) {
 		if fmt.Sprint(f.Values) != fmt.Sprint(map[string]fileSet{"NVSHMEM_HCA_LIST": {"mlx5_1", job + ":1"}}) {
 			t.Errorf("values %v", f.Values)
 		}
-		got := f.unchecked()
+		got := f.unchecked(nil)
 		if len(got) != 1 || !strings.Contains(got[0], user) || !strings.Contains(got[0], "so NVSHMEM_IB_PKEY_INDEX, NVSHMEM_REMOTE_TRANSPORT, NVSHMEM_HCA_PE_MAPPING, NVSHMEM_ENABLE_NIC_PE_MAPPING are not known") {
 			t.Errorf("unchecked %q", got)
 		}
@@ -153,7 +153,7 @@ func TestReadNVSHMEMFiles(t *testing.T) {
 func TestNVSHMEMFilesChangeTheVerdict(t *testing.T) {
 	const etc = "/etc/nvshmem.conf"
 	ports := []*Port{port("h", "mlx5_0", 1, 0xffff, 0x8002, 0x8003)}
-	read := func(conf string) *NVSHMEMFiles {
+	read := func(conf string) *ConfFiles {
 		return ReadNVSHMEMFiles(Env{}, mapFS{files: map[string]string{etc: conf}})
 	}
 	in := Inputs{Env: Env{"NVSHMEM_IB_PKEY_INDEX": "1"}, NVSHMEM: read("NVSHMEM_IB_PKEY_INDEX = 2 # the site's\n")}

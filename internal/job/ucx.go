@@ -102,7 +102,7 @@ func ucxEnv(in Inputs, lv libVersion) (f *UCXFiles, env Env, vals map[string]UCX
 		f = f.without(in.exported)
 	}
 	if f != nil {
-		vals = [...]map[string]UCXValue{f.Values, f.Early, nil}[max(0, lv.reading("1.12.0", "1.11.0"))]
+		vals = [...]map[string]UCXValue{f.Values, f.Early, nil}[max(0, lv.reading(ucxReadings...))]
 		env = ucxMerge(in.Env, vals)
 	}
 	return f, env, vals

@@ -2,9 +2,7 @@ package job
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -54,10 +52,10 @@ type UCXFiles struct {
 	// Filtered are the names set after a section's CPU or product filter line
 	// (UCX 1.17.0 and later apply them only on a matching host), with the filter.
 	Filtered map[string]string
-	// Read are the files read; Missing those that do not exist (UCX skips them
-	// too); NotLocated what could not be located; Unread the files ibkey could not
-	// read, with why; Errors the lines UCX's parser does not accept.
-	Read, Missing, NotLocated, Unread, Errors []string
+	// fileReads are the files read, not there (UCX skips them too), not located and
+	// not read; Errors the lines UCX's parser does not accept.
+	fileReads
+	Errors []string
 }
 
 // ucxConfigDir is Debian's and Ubuntu's packaged UCX's compiled-in UCX_CONFIG_DIR
@@ -67,6 +65,10 @@ const ucxConfigDir = "/etc/ucx"
 // ucxConfFile is UCX_CONFIG_FILE_NAME (src/ucs/config/parser.h).
 const ucxConfFile = "ucx.conf"
 
+// ucxReadings are where UCX's readings of the files start (libVersion.reading):
+// 1.12.0, every file (Values); 1.11.0, the directory's file (Early); before, none.
+var ucxReadings = []string{"1.12.0", "1.11.0"}
+
 // ReadUCXFiles reads the ucx.conf files UCX would read in the environment all (the
 // whole environment), with fsys. ./ucx.conf is ibkey's working directory's: UCX
 // opens it in each process's, so it is the job's only when ibkey runs where the
@@ -74,31 +76,25 @@ const ucxConfFile = "ucx.conf"
 func ReadUCXFiles(all Env, fsys MCAFS) *UCXFiles {
 	u := &UCXFiles{Values: map[string]UCXValue{}, Early: map[string]UCXValue{}, Filtered: map[string]string{}}
 	// The compiled-in directory; UCX 1.11 reads only this file, first line winning.
-	u.read(fsys, ucxConfigDir+"/"+ucxConfFile, true)
+	u.readFile(fsys, ucxConfigDir+"/"+ucxConfFile, true)
 	u.NotLocated = append(u.NotLocated, "LIBDIR/../etc/ucx.conf beside the job's libucs (from UCX 1.17.0 ../etc/ucx/ucx.conf; Debian's 1.13.1: /usr/lib/etc/ucx.conf)")
 	// getenv: a variable set to "" is set ("/ucx.conf").
 	for _, dir := range []string{"HOME", "UCX_CONFIG_DIR"} {
 		if v, ok := all[dir]; ok {
-			u.read(fsys, v+"/"+ucxConfFile, false)
+			u.readFile(fsys, v+"/"+ucxConfFile, false)
 		}
 	}
-	u.read(fsys, "./"+ucxConfFile, false)
+	u.readFile(fsys, "./"+ucxConfFile, false)
 	return u
 }
 
-// read reads one file as ucs_config_parse_config_file does (early: also as UCX
+// readFile reads one file as ucs_config_parse_config_file does (early: also as UCX
 // 1.11's only file).
-func (u *UCXFiles) read(fsys MCAFS, path string, early bool) {
-	b, err := fsys.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		u.Missing = append(u.Missing, path)
-		return
-	case err != nil:
-		u.Unread = append(u.Unread, err.Error())
+func (u *UCXFiles) readFile(fsys MCAFS, path string, early bool) {
+	b, ok, _ := u.read(fsys, path)
+	if !ok {
 		return
 	}
-	u.Read = append(u.Read, path)
 	var f ucxFilters
 	bad := ucxINI(b, func(section, name, value string, line int) bool {
 		v := UCXValue{Value: value, File: path, Line: line}
@@ -224,17 +220,10 @@ func ucxINI(b []byte, handler func(section, name, value string, line int) bool) 
 			errLine = lineno
 		}
 	}
-	for len(b) > 0 {
-		n := min(len(b), iniMaxLine-1)
-		if i := strings.IndexByte(string(b[:n]), '\n'); i >= 0 {
-			n = i + 1
-		}
-		s := string(b[:n])
-		b = b[n:]
+	// Each read is a line of its own (ini.c's lineno).
+	for _, read := range fgetsLines(b, iniMaxLine) {
+		s := string(cString(read))
 		lineno++
-		if i := strings.IndexByte(s, 0); i >= 0 {
-			s = s[:i]
-		}
 		lead := false
 		if lineno == 1 && strings.HasPrefix(s, "\xef\xbb\xbf") {
 			s, lead = s[3:], true
@@ -299,7 +288,7 @@ func iniCut(s string) string { return s[:min(len(s), 49)] }
 // files' settings as it reads them): nothing is split, and a section filter or a
 // file not read matters only to versions that have them or read it.
 func ucxVersions(in Inputs, f *UCXFiles, env Env, vals map[string]UCXValue, lv libVersion, s *setup) {
-	reading := lv.reading("1.12.0", "1.11.0")
+	reading := lv.reading(ucxReadings...)
 	if reading == 2 {
 		// Before 1.11 no file is read: nothing in them can matter.
 		if len(f.Values)+len(f.Unread)+len(f.Errors) > 0 {
@@ -451,10 +440,16 @@ func ucxFilesNote(f *UCXFiles) string {
 	}
 	parts = append(parts, "not read: "+strings.Join(f.NotLocated, ", ")+", which ibkey cannot locate",
 		ucxConfigDir+" taken as UCX's compiled-in directory (Debian's package)")
-	// UCX opens ./ucx.conf in each process's working directory; ibkey can read
-	// only its own.
-	if slices.Contains(slices.Concat(f.Read, f.Missing), "./"+ucxConfFile) {
+	// UCX opens ./ucx.conf, and $HOME/ucx.conf or $UCX_CONFIG_DIR/ucx.conf under a
+	// relative name, in each process's working directory; ibkey can read only its
+	// own.
+	seen := slices.Concat(f.Read, f.Missing)
+	if slices.Contains(seen, "./"+ucxConfFile) {
 		parts = append(parts, "./ucx.conf is ibkey's working directory's, the job's only when ibkey runs where the job starts")
+	}
+	other := fileReads{Read: slices.DeleteFunc(seen, func(p string) bool { return p == "./"+ucxConfFile })}
+	if rel := other.relative("UCX"); rel != "" {
+		parts = append(parts, rel)
 	}
 	return "UCX: ucx.conf files, read for what the environment does not set: " + strings.Join(parts, "; ")
 }
