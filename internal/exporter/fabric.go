@@ -44,10 +44,8 @@ type FabricOptions struct {
 	// The audit is `ibkey fabric check`'s (partconf.AuditFabric): OpenSM, when set, is
 	// what its opensm.conf says (nil: OpenSM's defaults); Partitions, when set, also
 	// compares the tables with what OpenSM programs from this partitions.conf;
-	// AllowBoth is OpenSM's -W (OpenSM's allow_both_pkeys wins). OpenSMName is the
-	// conf's path, to name it.
+	// AllowBoth is OpenSM's -W (OpenSM's allow_both_pkeys wins).
 	OpenSM     *partconf.OpenSMConf
-	OpenSMName string
 	Partitions *partconf.Config
 	AllowBoth  bool
 	// NoCounters skips the PMA PortCounters reads (tables and PortInfo only).
@@ -74,10 +72,8 @@ type FabricCollector struct {
 	results     map[string]float64
 	lastFailure string
 	lastGaps    string // what the last served sweep did not read, as last logged
-	// notMaster is OpenSM.NotMaster of the last sweep, as last logged; only the
-	// sweeping goroutine touches it.
-	notMaster string
-	reached   bool // the last sweep reached the fabric and its transport still works
+	notMaster   string // OpenSM.NotMaster of the last sweep (the sweeping goroutine's)
+	reached     bool   // the last sweep reached the fabric and its transport still works
 }
 
 // fabricSnapshot is one complete sweep and its series, built once, and gathered once
@@ -148,12 +144,10 @@ func (c *FabricCollector) Run(ctx context.Context) {
 		} else {
 			backoff = 0
 		}
-		t := time.NewTimer(max(wait, 0))
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return
-		case <-t.C:
+		case <-time.After(max(wait, 0)):
 		}
 	}
 }
@@ -387,14 +381,10 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 	// The audit's NotChecked is fabric.NotRead(true): computed once, for
 	// ibkey_fabric_not_read and the sweep's result.
 	res, _ := partconf.AuditFabric(f, c.opts.Partitions, c.opts.OpenSM, c.opts.AllowBoth)
-	if c.opts.OpenSM != nil && c.opts.OpenSM.GUID != 0 {
-		// As fabric check notes it, logged when it changes (not every sweep).
-		_, sm := partconf.FabricPorts(f)
-		if note := c.opts.OpenSM.NotMaster(c.opts.OpenSMName, sm); note != c.notMaster {
-			c.notMaster = note
-			if note != "" {
-				c.opts.Logf("%s", note)
-			}
+	// As fabric check notes it, logged when it changes (not every sweep).
+	if note := c.opts.OpenSM.NotMaster(f); note != c.notMaster {
+		if c.notMaster = note; note != "" {
+			c.opts.Logf("%s", note)
 		}
 	}
 	out := newSeriesSet()

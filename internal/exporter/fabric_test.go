@@ -661,15 +661,15 @@ func TestFabricOpenSMNotMaster(t *testing.T) {
 		t.Fatal("small.json names no master SM port")
 	}
 	var logged []string
-	osm := &partconf.OpenSMConf{GUID: master + 1}
-	c := NewFabricCollector(FabricOptions{NoCounters: true, OpenSM: osm, OpenSMName: "/etc/opensm/opensm.conf",
+	osm := &partconf.OpenSMConf{File: "/etc/opensm/opensm.conf", GUID: master + 1}
+	c := NewFabricCollector(FabricOptions{NoCounters: true, OpenSM: osm,
 		Logf: func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }})
 	for _, guid := range []check.GUID{master + 1, master + 1, master, master + 1, 0} {
 		osm.GUID = guid
 		c.fromFabric(context.Background(), f, nil, nil)
 	}
 	osm.GUID = master + 1
-	want := osm.NotMaster("/etc/opensm/opensm.conf", master)
+	want := osm.NotMaster(f)
 	if len(logged) != 2 || logged[0] != want || logged[1] != want || !strings.Contains(want, "/etc/opensm/opensm.conf binds OpenSM to port") {
 		t.Errorf("logged %q, want %q twice", logged, want)
 	}

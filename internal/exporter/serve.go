@@ -124,19 +124,17 @@ func Handler(g prometheus.Gatherer, logger *slog.Logger) (http.Handler, error) {
 func waitForSlot(h http.Handler, n int, wait time.Duration) http.Handler {
 	slots := make(chan struct{}, n)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t := time.NewTimer(wait)
-		defer t.Stop()
 		select {
 		case slots <- struct{}{}:
-		case <-t.C:
+		case <-time.After(wait):
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, fmt.Sprintf("%d scrapes are running; none ended within %v, try again", n, wait), http.StatusServiceUnavailable)
 			return
 		case <-r.Context().Done():
 			return
 		}
-		sw := &slotWriter{ResponseWriter: w, release: func() { <-slots }}
-		defer sw.releaseSlot()
+		sw := &slotWriter{ResponseWriter: w, release: sync.OnceFunc(func() { <-slots })}
+		defer sw.release()
 		h.ServeHTTP(sw, r)
 	})
 }
@@ -152,20 +150,13 @@ type slotWriter struct {
 	failed  bool
 }
 
-func (w *slotWriter) releaseSlot() {
-	if w.release != nil {
-		w.release()
-		w.release = nil
-	}
-}
-
 func (w *slotWriter) WriteHeader(code int) {
-	w.releaseSlot()
+	w.release()
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *slotWriter) Write(p []byte) (int, error) {
-	w.releaseSlot()
+	w.release()
 	n, err := w.ResponseWriter.Write(p)
 	if err != nil && !w.failed {
 		w.failed = true // promhttp's deferred gzip Close writes again: no second panic

@@ -47,6 +47,8 @@ import (
 
 // OpenSMConf is what an opensm.conf sets for the partition manager.
 type OpenSMConf struct {
+	// File is where it was read from, to name it.
+	File string
 	// EnforceOff: part_enforce off, or no_partition_enforcement TRUE. With both, in
 	// and out OpenSM programs the tables of the switch ports facing end ports alike
 	// (pkey_mgr_update_peer_port tests for off only); they differ in the PortInfo
@@ -115,15 +117,18 @@ func (c *OpenSMConf) LogPath() (path, stream string) {
 	return c.LogFile, ""
 }
 
-// NotMaster says, when c binds OpenSM to a port (guid) that is not master, the port
-// of the master SM the swept ports name (FabricPorts; 0 when none is found), that
-// the tables are compared with a file the master may not read: a standby's or another
-// subnet's conf. "" when they agree or either is not known. name is the conf's path.
-func (c *OpenSMConf) NotMaster(name string, master check.GUID) string {
-	if c == nil || c.GUID == 0 || master == 0 || master == c.GUID {
+// NotMaster says, when c binds OpenSM to a port (guid) that is not the master SM's,
+// the port the swept ports name by their SM LID (FabricPorts), that the tables are
+// compared with a file the master may not read: a standby's or another subnet's
+// conf. "" when they agree or either is not known.
+func (c *OpenSMConf) NotMaster(f *fabric.Fabric) string {
+	if c == nil || c.GUID == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s binds OpenSM to port %s (guid), but the master SM the ports name runs on port %s: the tables are compared with what this file gives, which the master may not read", name, c.GUID, master)
+	if _, master := FabricPorts(f); master != 0 && master != c.GUID {
+		return fmt.Sprintf("%s binds OpenSM to port %s (guid), but the master SM the ports name runs on port %s: the tables are compared with what this file gives, which the master may not read", c.File, c.GUID, master)
+	}
+	return ""
 }
 
 // MaxOpenSMConfSize bounds what ParseOpenSMConf is given; OpenSM's own default file is
@@ -138,7 +143,7 @@ const MaxOpenSMConfSize = 4 << 20
 // leading and trailing isspace, then one pair of matching quotes removed (a lone
 // quote is both ends: nothing is left).
 func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
-	c := &OpenSMConf{KeepPKeyIndexes: true, PartitionConfigFile: defaultPartitionsFile, LogFile: DefaultLogFile}
+	c := &OpenSMConf{File: name, KeepPKeyIndexes: true, PartitionConfigFile: defaultPartitionsFile, LogFile: DefaultLogFile}
 	partEnforce, noEnforce := "both", false
 	lineNo := 1
 	for len(data) > 0 {

@@ -323,7 +323,7 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 		case note != "":
 			logger.Info(note)
 		}
-		fopts.OpenSM, fopts.OpenSMName = osm, o.OpenSMConf
+		fopts.OpenSM = osm
 	}
 	if o.Partitions != "" {
 		// Read as `fabric check --partitions` reads it (a named pipe too; not -: a

@@ -212,8 +212,7 @@ func runCheck(o *CheckOptions) error {
 	// nothing definite was found and something was not checked; else 0.
 	definite := false
 	err := o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {
-		_, sm := partconf.FabricPorts(fab)
-		if note := osm.NotMaster(o.OpenSMConf, sm); note != "" {
+		if note := osm.NotMaster(fab); note != "" {
 			o.Notices.Note(note)
 		}
 		res, model := partconf.AuditFabric(fab, conf, osm, o.AllowBoth)
