@@ -49,8 +49,11 @@ const EndpointOptionForms = "pkey=PKEY, index=N (decimal), qp=rc|uc|ud, qkey=QKE
 
 // Limits of the endpoint grammar.
 const (
-	// MaxDeviceName bounds a device name. The kernel's IB_DEVICE_NAME_MAX is 64 bytes.
-	MaxDeviceName = 64
+	// MaxDeviceName bounds a device name: 63 bytes. The kernel's IB_DEVICE_NAME_MAX,
+	// 64, counts the NUL (char name[IB_DEVICE_NAME_MAX], include/rdma/ib_verbs.h), and
+	// rdma-core's libibverbs drops a name that does not fit 64 bytes with its NUL
+	// (ibdev_nl.c and init.c, check_snprintf into ibdev_name[IBV_SYSFS_NAME_MAX]).
+	MaxDeviceName = 63
 	// MaxPortNum is the largest port number (PortInfo's port is 8 bits; switch port 0
 	// is the management port, so 0 is allowed).
 	MaxPortNum = 255
