@@ -336,12 +336,7 @@ const (
 
 var verdictNames = [...]string{"unknown", "yes", "no", "one-way", "not-active", "different-subnets"}
 
-func (k VerdictKind) String() string {
-	if int(k) < len(verdictNames) {
-		return verdictNames[k]
-	}
-	return fmt.Sprintf("VerdictKind(%d)", uint8(k))
-}
+func (k VerdictKind) String() string { return verdictNames[k] }
 
 // ExitCode is the exit status for the verdict: 0 yes; 1 a definite no (no, one-way,
 // not-active); 4 when the answer depends on what was not checked (unknown, and
@@ -753,7 +748,13 @@ func (v *Verdict) checkHops(a, b Endpoint) []partHops {
 // partition for both directions (a QP has one P_Key), so the pair can talk when one
 // partition passes both switch ports both ways.
 func (v *Verdict) applyHops(a, b Endpoint, results []partHops) {
-	fabricOf := func(h HopCheck) HopFabric { return h.fabric(a, b) }
+	// fabricOf is the fabric a hop was checked in: that of the end whose At it is.
+	fabricOf := func(h HopCheck) HopFabric {
+		if a.At != nil && *a.At == h.End {
+			return a.Fabric
+		}
+		return b.Fabric
+	}
 	// Worth knowing whatever the verdict: a key the switch passes only because it does
 	// not enforce.
 	for _, h := range v.Hops {
@@ -800,7 +801,13 @@ func (v *Verdict) applyHops(a, b Endpoint, results []partHops) {
 				unknown = true
 				for _, h := range r.hops {
 					if h.FromEnd == HopUnknown || h.ToEnd == HopUnknown {
-						v.NotChecked = appendNew(v.NotChecked, NotChecked{Cause: h.unknownCause(), Sentence: h.Sentence(fabricOf(h))})
+						// Not read: the switch port's table, or (read, lacking
+						// the key) its enforcement bits.
+						cause := NotCheckedSwitchEnforcement
+						if !h.TableRead {
+							cause = NotCheckedSwitchTable
+						}
+						v.NotChecked = appendNew(v.NotChecked, NotChecked{Cause: cause, Sentence: h.Sentence(fabricOf(h))})
 					}
 				}
 			}
@@ -848,14 +855,6 @@ func hop(e Endpoint, key PartitionKey) (HopCheck, bool) {
 		return HopCheck{}, false
 	}
 	return e.Fabric.CheckHop(*e.At, key)
-}
-
-// fabric is the fabric a hop was checked in: the endpoint whose At it belongs to.
-func (h HopCheck) fabric(s, r Endpoint) HopFabric {
-	if s.At != nil && *s.At == h.End {
-		return s.Fabric
-	}
-	return r.Fabric
 }
 
 func appendNew[T comparable](list []T, s T) []T {
@@ -915,10 +914,11 @@ func direction(s, r Endpoint, typeOK, pkeyOK, ud bool) (Direction, string) {
 	var sentence string
 	if ud {
 		d.QKey = QKeyNotChecked
-		d.WireQKey, _ = s.QKeyRule.WireQKey(s.QKey, s.WRQKey)
+		wire, how := s.QKeyRule.WireQKey(s.QKey, s.WRQKey)
 		d.AcceptedQKey = r.QKey
-		if QKeyRuleDecides(s.QKeyRule, s.QKey, s.WRQKey, r.QKey) {
-			d.WireQKey = nil // which Q_Key goes on the wire is what is not known
+		decides := QKeyRuleDecides(s.QKeyRule, s.QKey, s.WRQKey, r.QKey)
+		if !decides { // else which Q_Key goes on the wire is what is not known
+			d.WireQKey = wire
 		}
 		if d.WireQKey != nil && d.AcceptedQKey != nil {
 			d.QKey = QKeyMismatch
@@ -926,22 +926,23 @@ func direction(s, r Endpoint, typeOK, pkeyOK, ud bool) (Direction, string) {
 				d.QKey = QKeyMatch
 			}
 		}
-		sentence = qkeySentence(s, r, d)
+		sentence = qkeySentence(s, r, d, how, decides)
 	}
 	d.OK = typeOK && pkeyOK && d.QKey != QKeyMismatch
 	return d, sentence
 }
 
-func qkeySentence(s, r Endpoint, d Direction) string {
+// qkeySentence says d's Q_Key rule; how and decides are what direction's WireQKey
+// and QKeyRuleDecides gave.
+func qkeySentence(s, r Endpoint, d Direction, how string, decides bool) string {
 	arrow := s.Label + " → " + r.Label + ": "
-	_, how := s.QKeyRule.WireQKey(s.QKey, s.WRQKey)
 	switch d.QKey {
 	case QKeyMatch:
 		return fmt.Sprintf("%s%s sends Q_Key %s (%s) and %s accepts %s", arrow, s.Label, *d.WireQKey, how, r.Label, *d.AcceptedQKey)
 	case QKeyMismatch:
 		return fmt.Sprintf("%s%s sends Q_Key %s (%s) but %s accepts only its own qkey %s: the packets are dropped; use the same Q_Key on both", arrow, s.Label, *d.WireQKey, how, r.Label, *d.AcceptedQKey)
 	}
-	if QKeyRuleDecides(s.QKeyRule, s.QKey, s.WRQKey, r.QKey) {
+	if decides {
 		return arrow + "Q_Key not known: " + qkeyRuleSentence(s.Label, r.Label, s.Port, *s.QKey, *s.WRQKey, *r.QKey)
 	}
 	var missing []string
