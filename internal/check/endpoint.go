@@ -263,38 +263,31 @@ func parseBase(base string, spec *EndpointSpec) error {
 		spec.Kind, spec.Device, spec.Port = EndpointPort, dev, n
 		return nil
 	}
+	// One colon is the P_Key colon form, three the GUID's; without one, hex digits
+	// are a GUID when 16 of them or more than 4 significant ones.
+	guid := false
 	switch strings.Count(base, ":") {
 	case 0:
-	case 1:
-		p, err := ParsePKey(base)
-		if err != nil {
-			return err
+		digits := strings.TrimPrefix(strings.TrimPrefix(base, "0x"), "0X")
+		if digits != "" && allHex(digits) {
+			guid = len(digits) == 16 || len(strings.TrimLeft(digits, "0")) > 4
+		} else if digits != "" && !strings.ContainsAny(base, "+- \t\n") {
+			// Not hex at all (mlx5_0): the likely mistake is a port without /PORT.
+			return endpointErr(base, "not a P_Key or GUID (hex); a port is written DEV/PORT, e.g. mlx5_0/1")
 		}
-		spec.Kind, spec.PKey = EndpointPKey, &p
-		return nil
+	case 1:
 	case 3:
+		guid = true
+	default:
+		return endpointErr(base, "colon form is 80:01 for a P_Key or 0002:c903:0000:0204 for a GUID")
+	}
+	if guid {
 		g, err := ParseGUID(base)
 		if err != nil {
 			return err
 		}
 		spec.Kind, spec.GUID = EndpointGUID, g
 		return nil
-	default:
-		return endpointErr(base, "colon form is 80:01 for a P_Key or 0002:c903:0000:0204 for a GUID")
-	}
-	digits := strings.TrimPrefix(strings.TrimPrefix(base, "0x"), "0X")
-	if digits != "" && allHex(digits) {
-		if len(digits) == 16 || len(strings.TrimLeft(digits, "0")) > 4 {
-			g, err := ParseGUID(base)
-			if err != nil {
-				return err
-			}
-			spec.Kind, spec.GUID = EndpointGUID, g
-			return nil
-		}
-	} else if digits != "" && !strings.ContainsAny(base, "+- \t\n") {
-		// Not hex at all (mlx5_0): the likely mistake is a port without /PORT.
-		return endpointErr(base, "not a P_Key or GUID (hex); a port is written DEV/PORT, e.g. mlx5_0/1")
 	}
 	p, err := ParsePKey(base)
 	if err != nil {
