@@ -542,9 +542,9 @@ func CanTalk(a, b Endpoint) Verdict {
 	v.AToB.SwitchOK, v.BToA.SwitchOK = RulePasses, RulePasses
 	if pkeyOK {
 		v.applyHops(a, b, hops)
-	} else if a.NoEntry == "" && b.NoEntry == "" {
+	} else if !keyless(a) && !keyless(b) {
 		// The partition that would work may be in an entry or a table that was not read
-		// (not for an end no QP can use: nothing of the other end gives it a key).
+		// (not beside an end without a valid key: nothing of the other end matches it).
 		for _, e := range []Endpoint{a, b} {
 			switch {
 			case e.TableNotRead != "" && e.Port:
@@ -659,6 +659,14 @@ func (v *Verdict) linkLayerNotRead(a, b Endpoint) {
 // not): they may be on different fabrics.
 func linkNotRead(e, o Endpoint) bool {
 	return e.LinkLayerMissing != "" && (o.LinkLayer != "" || o.LinkLayerMissing != "")
+}
+
+// keyless: e has no valid P_Key and nothing of it was not read (NoEntry; a QP using
+// key 0, which matches nothing, IBA §10.9; a table of empty entries or none), so no
+// entry or table of the other end that was not read can make them share a partition.
+func keyless(e Endpoint) bool {
+	groups, unread, _ := groupByKey(e.Entries)
+	return e.NoEntry != "" || len(groups) == 0 && unread == 0 && e.TableNotRead == "" && e.EntryNotRead == ""
 }
 
 func unreadEntries(e Endpoint) int {
