@@ -40,13 +40,11 @@ type TableEntry struct {
 // match, even when asked for key 0, and unreadable entries are skipped rather than failing
 // the search. Among equal candidates the lowest index wins, whatever the order of entries.
 func FindPKeyIndex(entries []TableEntry, key PKey) (index int, entry PKey, ok bool) {
-	groups, _, _ := groupByKey(entries) // valid keys only: key 0 matches none
-	for _, g := range groups {
-		if g.PKey.Partition() == key.Partition() {
-			return g.Index, g.PKey, true
-		}
+	s, ok := Endpoint{Entries: entries}.SideOf(key.Partition()) // valid keys only: key 0 matches none
+	if !ok {
+		return NoIndex, 0, false
 	}
-	return NoIndex, 0, false
+	return s.Index, s.PKey, true
 }
 
 // Endpoint is one side of a can-talk question, resolved to P_Keys.
