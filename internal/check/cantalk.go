@@ -40,13 +40,11 @@ type TableEntry struct {
 // match, even when asked for key 0, and unreadable entries are skipped rather than failing
 // the search. Among equal candidates the lowest index wins, whatever the order of entries.
 func FindPKeyIndex(entries []TableEntry, key PKey) (index int, entry PKey, ok bool) {
-	groups, _, _ := groupByKey(entries) // valid keys only: key 0 matches none
-	for _, g := range groups {
-		if g.PKey.Partition() == key.Partition() {
-			return g.Index, g.PKey, true
-		}
+	s, ok := Endpoint{Entries: entries}.SideOf(key.Partition()) // valid keys only: key 0 matches none
+	if !ok {
+		return NoIndex, 0, false
 	}
-	return NoIndex, 0, false
+	return s.Index, s.PKey, true
 }
 
 // Endpoint is one side of a can-talk question, resolved to P_Keys.
@@ -336,12 +334,7 @@ const (
 
 var verdictNames = [...]string{"unknown", "yes", "no", "one-way", "not-active", "different-subnets"}
 
-func (k VerdictKind) String() string {
-	if int(k) < len(verdictNames) {
-		return verdictNames[k]
-	}
-	return fmt.Sprintf("VerdictKind(%d)", uint8(k))
-}
+func (k VerdictKind) String() string { return verdictNames[k] }
 
 // ExitCode is the exit status for the verdict: 0 yes; 1 a definite no (no, one-way,
 // not-active); 4 when the answer depends on what was not checked (unknown, and
@@ -547,9 +540,9 @@ func CanTalk(a, b Endpoint) Verdict {
 	v.AToB.SwitchOK, v.BToA.SwitchOK = RulePasses, RulePasses
 	if pkeyOK {
 		v.applyHops(a, b, hops)
-	} else if a.NoEntry == "" && b.NoEntry == "" {
+	} else if !keyless(a) && !keyless(b) {
 		// The partition that would work may be in an entry or a table that was not read
-		// (not for an end no QP can use: nothing of the other end gives it a key).
+		// (not beside an end without a valid key: nothing of the other end matches it).
 		for _, e := range []Endpoint{a, b} {
 			switch {
 			case e.TableNotRead != "" && e.Port:
@@ -666,6 +659,14 @@ func linkNotRead(e, o Endpoint) bool {
 	return e.LinkLayerMissing != "" && (o.LinkLayer != "" || o.LinkLayerMissing != "")
 }
 
+// keyless: e has no valid P_Key and nothing of it was not read (NoEntry; a QP using
+// key 0, which matches nothing, IBA §10.9; a table of empty entries or none), so no
+// entry or table of the other end that was not read can make them share a partition.
+func keyless(e Endpoint) bool {
+	groups, unread, _ := groupByKey(e.Entries)
+	return e.NoEntry != "" || len(groups) == 0 && unread == 0 && e.TableNotRead == "" && e.EntryNotRead == ""
+}
+
 func unreadEntries(e Endpoint) int {
 	n := 0
 	for _, t := range e.Entries {
@@ -753,7 +754,13 @@ func (v *Verdict) checkHops(a, b Endpoint) []partHops {
 // partition for both directions (a QP has one P_Key), so the pair can talk when one
 // partition passes both switch ports both ways.
 func (v *Verdict) applyHops(a, b Endpoint, results []partHops) {
-	fabricOf := func(h HopCheck) HopFabric { return h.fabric(a, b) }
+	// fabricOf is the fabric a hop was checked in: that of the end whose At it is.
+	fabricOf := func(h HopCheck) HopFabric {
+		if a.At != nil && *a.At == h.End {
+			return a.Fabric
+		}
+		return b.Fabric
+	}
 	// Worth knowing whatever the verdict: a key the switch passes only because it does
 	// not enforce.
 	for _, h := range v.Hops {
@@ -800,7 +807,13 @@ func (v *Verdict) applyHops(a, b Endpoint, results []partHops) {
 				unknown = true
 				for _, h := range r.hops {
 					if h.FromEnd == HopUnknown || h.ToEnd == HopUnknown {
-						v.NotChecked = appendNew(v.NotChecked, NotChecked{Cause: h.unknownCause(), Sentence: h.Sentence(fabricOf(h))})
+						// Not read: the switch port's table, or (read, lacking
+						// the key) its enforcement bits.
+						cause := NotCheckedSwitchEnforcement
+						if !h.TableRead {
+							cause = NotCheckedSwitchTable
+						}
+						v.NotChecked = appendNew(v.NotChecked, NotChecked{Cause: cause, Sentence: h.Sentence(fabricOf(h))})
 					}
 				}
 			}
@@ -848,14 +861,6 @@ func hop(e Endpoint, key PartitionKey) (HopCheck, bool) {
 		return HopCheck{}, false
 	}
 	return e.Fabric.CheckHop(*e.At, key)
-}
-
-// fabric is the fabric a hop was checked in: the endpoint whose At it belongs to.
-func (h HopCheck) fabric(s, r Endpoint) HopFabric {
-	if s.At != nil && *s.At == h.End {
-		return s.Fabric
-	}
-	return r.Fabric
 }
 
 func appendNew[T comparable](list []T, s T) []T {
@@ -915,10 +920,11 @@ func direction(s, r Endpoint, typeOK, pkeyOK, ud bool) (Direction, string) {
 	var sentence string
 	if ud {
 		d.QKey = QKeyNotChecked
-		d.WireQKey, _ = s.QKeyRule.WireQKey(s.QKey, s.WRQKey)
+		wire, how := s.QKeyRule.WireQKey(s.QKey, s.WRQKey)
 		d.AcceptedQKey = r.QKey
-		if QKeyRuleDecides(s.QKeyRule, s.QKey, s.WRQKey, r.QKey) {
-			d.WireQKey = nil // which Q_Key goes on the wire is what is not known
+		decides := QKeyRuleDecides(s.QKeyRule, s.QKey, s.WRQKey, r.QKey)
+		if !decides { // else which Q_Key goes on the wire is what is not known
+			d.WireQKey = wire
 		}
 		if d.WireQKey != nil && d.AcceptedQKey != nil {
 			d.QKey = QKeyMismatch
@@ -926,22 +932,23 @@ func direction(s, r Endpoint, typeOK, pkeyOK, ud bool) (Direction, string) {
 				d.QKey = QKeyMatch
 			}
 		}
-		sentence = qkeySentence(s, r, d)
+		sentence = qkeySentence(s, r, d, how, decides)
 	}
 	d.OK = typeOK && pkeyOK && d.QKey != QKeyMismatch
 	return d, sentence
 }
 
-func qkeySentence(s, r Endpoint, d Direction) string {
+// qkeySentence says d's Q_Key rule; how and decides are what direction's WireQKey
+// and QKeyRuleDecides gave.
+func qkeySentence(s, r Endpoint, d Direction, how string, decides bool) string {
 	arrow := s.Label + " → " + r.Label + ": "
-	_, how := s.QKeyRule.WireQKey(s.QKey, s.WRQKey)
 	switch d.QKey {
 	case QKeyMatch:
 		return fmt.Sprintf("%s%s sends Q_Key %s (%s) and %s accepts %s", arrow, s.Label, *d.WireQKey, how, r.Label, *d.AcceptedQKey)
 	case QKeyMismatch:
 		return fmt.Sprintf("%s%s sends Q_Key %s (%s) but %s accepts only its own qkey %s: the packets are dropped; use the same Q_Key on both", arrow, s.Label, *d.WireQKey, how, r.Label, *d.AcceptedQKey)
 	}
-	if QKeyRuleDecides(s.QKeyRule, s.QKey, s.WRQKey, r.QKey) {
+	if decides {
 		return arrow + "Q_Key not known: " + qkeyRuleSentence(s.Label, r.Label, s.Port, *s.QKey, *s.WRQKey, *r.QKey)
 	}
 	var missing []string

@@ -693,3 +693,27 @@ func TestRulesNotKnown(t *testing.T) {
 		t.Errorf("a bare P_Key has no link layer to differ: link %d, want passes", v.AToB.LinkOK)
 	}
 }
+
+// TestCanTalkKeyZeroMatchesNothing: an end that holds no valid P_Key, with nothing of
+// it unread (a QP using key 0, a port whose entries are all empty), matches nothing
+// (IBA §10.9: key 0 is the invalid P_Key), so what the other end did not read cannot
+// make them share a partition: a definite no, never an unknown.
+func TestCanTalkKeyZeroMatchesNothing(t *testing.T) {
+	unread := port("mlx5_1/1", 0x8002)
+	unread.Entries = append(unread.Entries, TableEntry{Index: 1})
+	notRead := Endpoint{Label: "mlx5_0/1", Port: true, TableNotRead: "P_Key table not read: permission denied"}
+	pinned := Endpoint{Label: "mlx5_1/1,index=3", Entries: []TableEntry{{Index: 3}}, EntryNotRead: "entry 3 could not be read"}
+	for _, a := range []Endpoint{QPEndpoint("0x0000", 0x0000, QPAny), QPEndpoint("0x8000", 0x8000, QPAny), port("empty", 0x0000, 0x8000), port("none")} {
+		for _, b := range []Endpoint{unread, notRead, pinned} {
+			for _, v := range []Verdict{CanTalk(a, b), CanTalk(b, a)} {
+				if v.Kind != VerdictNo || len(v.NotChecked) != 0 || v.AToB.Unknown || v.BToA.Unknown || v.AToB.PKeyOK != RuleFails {
+					t.Errorf("%s with %s: %s, not checked %+v, reasons %q; want a definite no", a.Label, b.Label, v.Kind, v.NotChecked, v.Reasons)
+				}
+			}
+		}
+	}
+	// An end with an entry not read may hold any key: then it is not known.
+	if v := CanTalk(unread, port("b", 0x0001)); v.Kind != VerdictUnknown {
+		t.Errorf("port with an entry not read and a limited member: %s, want unknown", v.Kind)
+	}
+}

@@ -49,8 +49,11 @@ const EndpointOptionForms = "pkey=PKEY, index=N (decimal), qp=rc|uc|ud, qkey=QKE
 
 // Limits of the endpoint grammar.
 const (
-	// MaxDeviceName bounds a device name. The kernel's IB_DEVICE_NAME_MAX is 64 bytes.
-	MaxDeviceName = 64
+	// MaxDeviceName bounds a device name: 63 bytes. The kernel's IB_DEVICE_NAME_MAX,
+	// 64, counts the NUL (char name[IB_DEVICE_NAME_MAX], include/rdma/ib_verbs.h), and
+	// rdma-core's libibverbs drops a name that does not fit 64 bytes with its NUL
+	// (ibdev_nl.c and init.c, check_snprintf into ibdev_name[IBV_SYSFS_NAME_MAX]).
+	MaxDeviceName = 63
 	// MaxPortNum is the largest port number (PortInfo's port is 8 bits; switch port 0
 	// is the management port, so 0 is allowed).
 	MaxPortNum = 255
@@ -260,38 +263,31 @@ func parseBase(base string, spec *EndpointSpec) error {
 		spec.Kind, spec.Device, spec.Port = EndpointPort, dev, n
 		return nil
 	}
+	// One colon is the P_Key colon form, three the GUID's; without one, hex digits
+	// are a GUID when 16 of them or more than 4 significant ones.
+	guid := false
 	switch strings.Count(base, ":") {
 	case 0:
-	case 1:
-		p, err := ParsePKey(base)
-		if err != nil {
-			return err
+		digits := strings.TrimPrefix(strings.TrimPrefix(base, "0x"), "0X")
+		if digits != "" && allHex(digits) {
+			guid = len(digits) == 16 || len(strings.TrimLeft(digits, "0")) > 4
+		} else if digits != "" && !strings.ContainsAny(base, "+- \t\n") {
+			// Not hex at all (mlx5_0): the likely mistake is a port without /PORT.
+			return endpointErr(base, "not a P_Key or GUID (hex); a port is written DEV/PORT, e.g. mlx5_0/1")
 		}
-		spec.Kind, spec.PKey = EndpointPKey, &p
-		return nil
+	case 1:
 	case 3:
+		guid = true
+	default:
+		return endpointErr(base, "colon form is 80:01 for a P_Key or 0002:c903:0000:0204 for a GUID")
+	}
+	if guid {
 		g, err := ParseGUID(base)
 		if err != nil {
 			return err
 		}
 		spec.Kind, spec.GUID = EndpointGUID, g
 		return nil
-	default:
-		return endpointErr(base, "colon form is 80:01 for a P_Key or 0002:c903:0000:0204 for a GUID")
-	}
-	digits := strings.TrimPrefix(strings.TrimPrefix(base, "0x"), "0X")
-	if digits != "" && allHex(digits) {
-		if len(digits) == 16 || len(strings.TrimLeft(digits, "0")) > 4 {
-			g, err := ParseGUID(base)
-			if err != nil {
-				return err
-			}
-			spec.Kind, spec.GUID = EndpointGUID, g
-			return nil
-		}
-	} else if digits != "" && !strings.ContainsAny(base, "+- \t\n") {
-		// Not hex at all (mlx5_0): the likely mistake is a port without /PORT.
-		return endpointErr(base, "not a P_Key or GUID (hex); a port is written DEV/PORT, e.g. mlx5_0/1")
 	}
 	p, err := ParsePKey(base)
 	if err != nil {

@@ -118,7 +118,7 @@ func TestParseEndpointErrors(t *testing.T) {
 		{"a/b/1", `"a/b/1"`, "one \"/\""},
 		{"a\x00b/1", `"a\x00b/1"`, "control character"},
 		{"my dev/1", `"my dev/1"`, "space"},
-		{strings.Repeat("d", 65) + "/1", "longer than 64", "longer than 64"},
+		{strings.Repeat("d", 65) + "/1", "longer than 63", "longer than 63"},
 		{"mlx5_0/", `"mlx5_0/"`, "0-255"},
 		{"mlx5_0/256", `"mlx5_0/256"`, "0-255"},
 		{"mlx5_0/-1", `"mlx5_0/-1"`, "0-255"},
@@ -205,6 +205,11 @@ func TestParseEndpointDeviceLength(t *testing.T) {
 	spec, err := ParseEndpoint(dev + "/1")
 	if err != nil || spec.Device != dev {
 		t.Fatalf("a %d-byte device name: %+v, %v", MaxDeviceName, spec, err)
+	}
+	// 64 bytes is IB_DEVICE_NAME_MAX with no room for the NUL: no device has that name.
+	long := strings.Repeat("d", 64) + "/1"
+	if spec, err := ParseEndpoint(long); err == nil || !strings.Contains(err.Error(), "longer than 63 bytes") {
+		t.Errorf("ParseEndpoint(%q) = %+v, %v; want a device name longer than 63 bytes refused", long, spec, err)
 	}
 }
 

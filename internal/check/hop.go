@@ -77,15 +77,6 @@ func JudgeHop(end, sw PortID, key PartitionKey, table []PKey, enf *Enforcement) 
 	return h
 }
 
-// unknownCause is what was not read when the hop's result is HopUnknown: the switch
-// port's table, or (the table read and lacking the key) its enforcement bits.
-func (h HopCheck) unknownCause() NotCheckedCause {
-	if !h.TableRead {
-		return NotCheckedSwitchTable
-	}
-	return NotCheckedSwitchEnforcement
-}
-
 // Sentence says what the hop does with the key's packets, for reasons and findings.
 func (h HopCheck) Sentence(f HopFabric) string {
 	key := h.Key.String()

@@ -237,7 +237,7 @@ func DecodePKey(p PKey) PKeyDecoding {
 		Value:   p.String(),
 		Key:     p.Partition().String(),
 		Valid:   p.Valid(),
-		Default: p.Valid() && p.IsDefault(),
+		Default: p.IsDefault(), // key 0x7fff: never key 0
 	}
 	if p.Valid() {
 		// Key 0 names no partition, so an empty entry is a member of nothing (as

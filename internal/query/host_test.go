@@ -461,11 +461,12 @@ func TestNotReadIsUnknown(t *testing.T) {
 		t.Errorf("a port whose state is unparsable, named: %T %v", err, err)
 	}
 	h = &Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}
-	idx := 3
+	idx, full := 3, check.DefaultFull
 	// An entry index= pins that was not read: the endpoint carries it, and the
-	// verdict is unknown (as for a table not read).
+	// verdict is unknown (as for a table not read). The other end holds a valid key:
+	// key 0 matches nothing, a no whatever the entry holds.
 	eps, err := ResolveEndpointsFrom(EndpointSources{Host: func() *Host { return h }},
-		check.EndpointSpec{Kind: check.EndpointPort, Device: "mlx5_1", Port: 1, Index: &idx}, check.EndpointSpec{Kind: check.EndpointPKey})
+		check.EndpointSpec{Kind: check.EndpointPort, Device: "mlx5_1", Port: 1, Index: &idx}, check.EndpointSpec{Kind: check.EndpointPKey, PKey: &full})
 	if err != nil || !strings.Contains(eps[0].Endpoint.EntryNotRead, "entry 3 could not be read") || CanTalk(eps[0], eps[1]).Kind != check.VerdictUnknown {
 		t.Errorf("index= of an entry not read: %T %v", err, err)
 	}
