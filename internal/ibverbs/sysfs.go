@@ -344,12 +344,12 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 	p.LinkLayer = optional(s, pdir, "link_layer", asString)
 	p.GID0 = optional(s, pdir, "gids/0", ParseGID)
 	// Only a pkeys entry that is not there at all means no table; one that exists
-	// and is not a readable directory (a link loop, a dangling link, a file) is a
-	// table not read, which PKeys says with the reason. A link out of the tree is
-	// refused and nothing of its target is read (Open).
+	// and is not a readable directory (a link loop, a dangling link, a file, a link
+	// out of the tree, refused with nothing of its target read: Open) is a table not
+	// read, which PKeys says with the reason.
 	pk := path.Join(pdir, "pkeys")
 	_, err = s.stat(pk)
-	p.HasPKeys = err == nil || !errors.Is(err, fsread.ErrOutsideRoot) && !errors.Is(s.dangling(pk, err), fs.ErrNotExist)
+	p.HasPKeys = err == nil || !errors.Is(s.dangling(pk, err), fs.ErrNotExist)
 	p.Counters = s.listDir(path.Join(pdir, "counters"))
 	return p, nil
 }
