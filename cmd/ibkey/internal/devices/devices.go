@@ -226,6 +226,8 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 	switch {
 	case !p.GID0.OK():
 		r.Missing["port_guid"] = p.GID0.Missing
+	case !p.LinkLayer.OK():
+		r.Missing["port_guid"] = "link_layer not read (" + p.LinkLayer.Missing + "): whether GID 0 holds a port GUID is not known"
 	case p.LinkLayer.Value != "InfiniBand":
 		r.Missing["port_guid"] = "not an InfiniBand port (GID 0 does not hold a port GUID)"
 	default:

@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -49,5 +50,23 @@ func TestUnreadTableKeepsRow(t *testing.T) {
 	row := regexp.MustCompile(`(?m)^mlx5_0 +1 +InfiniBand +ACTIVE .* n/a +0x`)
 	if r.Code != 4 || !row.MatchString(r.Stdout) || !strings.Contains(r.Stderr, "mlx5_0/1: PKEYS n/a: P_Key table not read: ") {
 		t.Errorf("devices: exit %d\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// TestPortGUIDWithoutLinkLayer: a port whose link_layer was not read (a saved tree
+// without it) has its port GUID null because whether GID 0 holds one is not known,
+// never "not an InfiniBand port", which nothing read says.
+func TestPortGUIDWithoutLinkLayer(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/link_layer")); err != nil {
+		t.Fatal(err)
+	}
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "devices", "-o", "json")
+	want := `"port_guid": "link_layer not read (link_layer: does not exist): whether GID 0 holds a port GUID is not known"`
+	if !strings.Contains(r.Stdout, want) {
+		t.Errorf("want %s\n%s--- stderr\n%s", want, r.Stdout, r.Stderr)
 	}
 }
