@@ -70,3 +70,20 @@ func TestPortGUIDWithoutLinkLayer(t *testing.T) {
 		t.Errorf("want %s\n%s--- stderr\n%s", want, r.Stdout, r.Stderr)
 	}
 }
+
+// TestUnspecifiedNodeType: node type 7 is the kernel's RDMA_NODE_UNSPECIFIED
+// (include/uapi/rdma/rdma_netlink.h; sysfs node_type prints "7: unspecified"), which
+// AWS's EFA devices have: its type is "unspecified", never "not one the kernel defines".
+func TestUnspecifiedNodeType(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "class/infiniband/mlx5_2/node_type"), []byte("7: unspecified\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "devices", "-o", "json")
+	if !strings.Contains(r.Stdout, `"type": "unspecified"`) || strings.Contains(r.Stdout, "not one the kernel defines") {
+		t.Errorf("want type unspecified\n%s--- stderr\n%s", r.Stdout, r.Stderr)
+	}
+}
