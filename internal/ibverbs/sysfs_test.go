@@ -400,11 +400,12 @@ func TestFSBound(t *testing.T) {
 		"a/ok":  {Data: []byte(strings.Repeat("x", fsread.AttrMax))},
 		"a/big": {Data: []byte(strings.Repeat("x", fsread.AttrMax+1))},
 	}
-	if b, err := readFS(fsys, "a/ok"); err != nil || len(b) != fsread.AttrMax {
+	s := FromFS(fsys, "test")
+	if b, err := s.readRaw("a/ok"); err != nil || len(b) != fsread.AttrMax {
 		t.Errorf("ok: %d bytes, %v", len(b), err)
 	}
 	var fe *fsread.Error
-	if b, err := readFS(fsys, "a/big"); !errors.As(err, &fe) {
+	if b, err := s.readRaw("a/big"); !errors.As(err, &fe) {
 		t.Errorf("big: %d bytes, %v: want a too-large error", len(b), err)
 	}
 }
