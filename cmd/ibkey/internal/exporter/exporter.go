@@ -49,7 +49,7 @@ type Deps struct {
 	// (query.LocalVerbs: nil for a host that is not this kernel's /sys); nil: none.
 	Verbs func(h *query.Host) *query.VerbsCounters
 	// Ctx is cancelled to stop serving (main's signal context); nil: the command's
-	// (cobra's ExecuteContext).
+	// (cobra's ExecuteContext, context.Background when it was given none).
 	Ctx context.Context
 }
 
@@ -208,9 +208,6 @@ func checkListen(a string) error {
 // Run runs the exporter until its context ends (or once).
 func Run(o *Options) error {
 	ctx := o.Ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	logger := slog.New(slog.NewTextHandler(o.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if o.WebConfig != "" {
 		// Its TLS files and users checked before serving; with --once or --textfile
