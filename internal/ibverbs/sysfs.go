@@ -173,17 +173,9 @@ func (s *Sysfs) readFile(p string) (string, error) {
 // unparsable file becomes absent with the reason, which names the file as name, like
 // prometheus/procfs, but never a silent zero.
 func optional[T any](s *Sysfs, dir, name string, parse func(string) (T, error)) Opt[T] {
-	v, err := s.readFile(path.Join(dir, name))
-	return parsed(v, err, name, parse)
-}
-
-// parsed is the optional value of a file read as v, or not read with err.
-func parsed[T any](v string, err error, name string, parse func(string) (T, error)) Opt[T] {
+	v, err := s.readSmall(path.Join(dir, name))
 	if err != nil {
-		if pe, ok := errors.AsType[*PathError](err); ok {
-			return Opt[T]{Missing: textsafe.Text(name + ": " + Describe(pe.Err))}
-		}
-		return Opt[T]{Missing: textsafe.Text(err.Error())}
+		return Opt[T]{Missing: textsafe.Text(name + ": " + Describe(err))}
 	}
 	t, err := parse(v)
 	if err != nil {
@@ -344,12 +336,12 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 	p.LinkLayer = optional(s, pdir, "link_layer", asString)
 	p.GID0 = optional(s, pdir, "gids/0", ParseGID)
 	// Only a pkeys entry that is not there at all means no table; one that exists
-	// and is not a readable directory (a link loop, a dangling link, a file) is a
-	// table not read, which PKeys says with the reason. A link out of the tree is
-	// refused and nothing of its target is read (Open).
+	// and is not a readable directory (a link loop, a dangling link, a file, a link
+	// out of the tree, refused with nothing of its target read: Open) is a table not
+	// read, which PKeys says with the reason.
 	pk := path.Join(pdir, "pkeys")
 	_, err = s.stat(pk)
-	p.HasPKeys = err == nil || !errors.Is(err, fsread.ErrOutsideRoot) && !errors.Is(s.dangling(pk, err), fs.ErrNotExist)
+	p.HasPKeys = err == nil || !errors.Is(s.dangling(pk, err), fs.ErrNotExist)
 	p.Counters = s.listDir(path.Join(pdir, "counters"))
 	return p, nil
 }
@@ -389,7 +381,10 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 	dir := s.devPath(dev, "ports", strconv.Itoa(num), "pkeys")
 	ents, err := s.readDir(dir)
 	if err != nil {
-		return nil, s.tableErr(dev, num, dir, err)
+		if err = s.dangling(dir, err); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s/%d: %w", dev, num, ErrNoTable)
+		}
+		return nil, &PathError{Root: s.Root, Path: dir, Err: err}
 	}
 	var listed []bool // listed[i]: pkeys/i is in the directory
 	for _, e := range ents {
@@ -422,34 +417,11 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 	return table, nil
 }
 
-// tableErr is the error of a P_Key table directory that could not be listed.
-func (s *Sysfs) tableErr(dev string, num int, dir string, err error) error {
-	if err = s.dangling(dir, err); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s/%d: %w", dev, num, ErrNoTable)
-	}
-	return &PathError{Root: s.Root, Path: dir, Err: err}
-}
-
 // tableIndex reads a pkeys/ file name: a decimal index 0-65535 without leading zeros
 // (the kernel names them `0` .. `pkey_tbl_len-1`); anything else is not an entry.
 func tableIndex(name string) (int, bool) {
 	n, err := strconv.Atoi(name)
 	return n, err == nil && n >= 0 && n <= 0xffff && strconv.Itoa(n) == name
-}
-
-// readFS reads the file p of an fs.FS tree (the embedded demo host, tests), bounded
-// by fsread.AttrMax as on disk.
-func readFS(fsys fs.FS, p string) ([]byte, error) {
-	f, err := fsys.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, fsread.AttrMax+1))
-	if err == nil && len(b) > fsread.AttrMax {
-		return nil, fsread.TooLarge(p, fsread.AttrMax, "a kernel attribute")
-	}
-	return b, err
 }
 
 // readSmall reads a small file and returns its trimmed content. Reads are bounded
@@ -459,12 +431,22 @@ func (s *Sysfs) readSmall(name string) (string, error) {
 	return trimValue(b), err
 }
 
-// readRaw reads a small file as it is, bounded as readSmall.
+// readRaw reads a small file as it is, bounded as readSmall: an fs.FS tree (the
+// embedded demo host, tests) by fsread.AttrMax as on disk.
 func (s *Sysfs) readRaw(name string) ([]byte, error) {
 	if s.root != nil {
 		return s.root.ReadFile(name)
 	}
-	return readFS(s.fsys, name)
+	f, err := s.fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, fsread.AttrMax+1))
+	if err == nil && len(b) > fsread.AttrMax {
+		return nil, fsread.TooLarge(name, fsread.AttrMax, "a kernel attribute")
+	}
+	return b, err
 }
 
 // readDir lists a directory of the tree, sorted by name.

@@ -15,8 +15,8 @@ import "fmt"
 //     "device" for a node.
 //   - GUIDs are strings, "0x" and 16 lower-case hex digits.
 //   - type is the node type, always "ca", "switch" or "router" (check.NodeType) for a
-//     fabric node; a local RDMA device may also be "rnic", "usnic" or "usnic_udp"
-//     (devices). Never "CA" or a node_type member.
+//     fabric node; a local RDMA device may also be "rnic", "usnic", "usnic_udp" or
+//     "unspecified" (devices). Never "CA" or a node_type member.
 //   - device is a local RDMA device name (mlx5_0). A port read over the fabric is
 //     named by its node's node_desc and node_guid; device repeats node_desc there,
 //     so a script reads one member for both.

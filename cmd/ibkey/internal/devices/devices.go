@@ -204,9 +204,10 @@ func shortRate(r ibverbs.Rate) string {
 }
 
 // nodeTypeNames are the JSON names of RDMA node type numbers: the kernel's enum
-// rdma_node_type (include/rdma/ib_verbs.h; sysfs node_type prints "1: CA") and, for
-// 1-3, NodeInfo NodeType (IBA 14.2.5.3).
-var nodeTypeNames = map[int]string{1: "ca", 2: "switch", 3: "router", 4: "rnic", 5: "usnic", 6: "usnic_udp"}
+// rdma_node_type (include/rdma/ib_verbs.h, include/uapi/rdma/rdma_netlink.h; sysfs
+// node_type prints "1: CA", "7: unspecified" for EFA) and, for 1-3, NodeInfo
+// NodeType (IBA 14.2.5.3).
+var nodeTypeNames = map[int]string{1: "ca", 2: "switch", 3: "router", 4: "rnic", 5: "usnic", 6: "usnic_udp", 7: "unspecified"}
 
 func devicePortRow(v *query.PortView) devicePortJSON {
 	p := v.Port
@@ -226,6 +227,8 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 	switch {
 	case !p.GID0.OK():
 		r.Missing["port_guid"] = p.GID0.Missing
+	case !p.LinkLayer.OK():
+		r.Missing["port_guid"] = "link_layer not read (" + p.LinkLayer.Missing + "): whether GID 0 holds a port GUID is not known"
 	case p.LinkLayer.Value != "InfiniBand":
 		r.Missing["port_guid"] = "not an InfiniBand port (GID 0 does not hold a port GUID)"
 	default:

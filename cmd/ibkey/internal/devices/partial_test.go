@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -49,5 +50,40 @@ func TestUnreadTableKeepsRow(t *testing.T) {
 	row := regexp.MustCompile(`(?m)^mlx5_0 +1 +InfiniBand +ACTIVE .* n/a +0x`)
 	if r.Code != 4 || !row.MatchString(r.Stdout) || !strings.Contains(r.Stderr, "mlx5_0/1: PKEYS n/a: P_Key table not read: ") {
 		t.Errorf("devices: exit %d\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// TestPortGUIDWithoutLinkLayer: a port whose link_layer was not read (a saved tree
+// without it) has its port GUID null because whether GID 0 holds one is not known,
+// never "not an InfiniBand port", which nothing read says.
+func TestPortGUIDWithoutLinkLayer(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/link_layer")); err != nil {
+		t.Fatal(err)
+	}
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "devices", "-o", "json")
+	want := `"port_guid": "link_layer not read (link_layer: does not exist): whether GID 0 holds a port GUID is not known"`
+	if !strings.Contains(r.Stdout, want) {
+		t.Errorf("want %s\n%s--- stderr\n%s", want, r.Stdout, r.Stderr)
+	}
+}
+
+// TestUnspecifiedNodeType: node type 7 is the kernel's RDMA_NODE_UNSPECIFIED
+// (include/uapi/rdma/rdma_netlink.h; sysfs node_type prints "7: unspecified"), which
+// AWS's EFA devices have: its type is "unspecified", never "not one the kernel defines".
+func TestUnspecifiedNodeType(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "class/infiniband/mlx5_2/node_type"), []byte("7: unspecified\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "devices", "-o", "json")
+	if !strings.Contains(r.Stdout, `"type": "unspecified"`) || strings.Contains(r.Stdout, "not one the kernel defines") {
+		t.Errorf("want type unspecified\n%s--- stderr\n%s", r.Stdout, r.Stderr)
 	}
 }

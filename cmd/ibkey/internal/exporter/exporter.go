@@ -49,7 +49,7 @@ type Deps struct {
 	// (query.LocalVerbs: nil for a host that is not this kernel's /sys); nil: none.
 	Verbs func(h *query.Host) *query.VerbsCounters
 	// Ctx is cancelled to stop serving (main's signal context); nil: the command's
-	// (cobra's ExecuteContext).
+	// (cobra's ExecuteContext, context.Background when it was given none).
 	Ctx context.Context
 }
 
@@ -208,9 +208,6 @@ func checkListen(a string) error {
 // Run runs the exporter until its context ends (or once).
 func Run(o *Options) error {
 	ctx := o.Ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	logger := slog.New(slog.NewTextHandler(o.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if o.WebConfig != "" {
 		// Its TLS files and users checked before serving; with --once or --textfile
@@ -282,20 +279,12 @@ func runHost(ctx context.Context, o *Options, logger *slog.Logger) error {
 		return err
 	}
 	// What was not read (a device, port, table, entry or interface), as every host
-	// command names it, and the counters the metrics printed say were not read:
-	// --once then exits 4.
-	pe := &query.PartialError{Unread: c.NotRead()}
-	for _, l := range pe.Lines() {
-		fmt.Fprintf(o.ErrOut, "ibkey: not read: %s\n", l)
+	// command names it.
+	var lines []string
+	for _, l := range (&query.PartialError{Unread: c.NotRead()}).Lines() {
+		lines = append(lines, "not read: "+l)
 	}
-	counters := countersNotRead(mfs)
-	for _, l := range counters {
-		fmt.Fprintf(o.ErrOut, "ibkey: %s\n", l)
-	}
-	if len(pe.Unread)+len(counters) > 0 {
-		return cmdutil.Exit(cmdutil.ExitIncomplete)
-	}
-	return nil
+	return onceNotRead(o, mfs, lines)
 }
 
 func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
@@ -366,24 +355,29 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		// A sweep with gaps, as fabric check says it, or counters the metrics
-		// printed say were not read: exit 4.
-		code := cmdutil.ExitOK
+		// A sweep with gaps, as fabric check says it.
+		var lines []string
 		if gaps := fabric.NotCheckedSummary(c.NotRead()); gaps != "" {
-			fmt.Fprintf(o.ErrOut, "ibkey: partial sweep: %s\n", gaps)
-			code = cmdutil.ExitIncomplete
+			lines = append(lines, "partial sweep: "+gaps)
 		}
-		for _, l := range countersNotRead(mfs) {
-			fmt.Fprintf(o.ErrOut, "ibkey: %s\n", l)
-			code = cmdutil.ExitIncomplete
-		}
-		if code != cmdutil.ExitOK {
-			return cmdutil.Exit(code)
-		}
-		return nil
+		return onceNotRead(o, mfs, lines)
 	}
 	_, err = output(ctx, o, logger, c, c.Run)
 	return err
+}
+
+// onceNotRead ends --once: lines (what the read or sweep did not read), then the
+// counters the metrics printed say were not read, each on stderr; exit 4 when there
+// is any.
+func onceNotRead(o *Options, mfs []*dto.MetricFamily, lines []string) error {
+	lines = append(lines, countersNotRead(mfs)...)
+	for _, l := range lines {
+		fmt.Fprintf(o.ErrOut, "ibkey: %s\n", l)
+	}
+	if len(lines) > 0 {
+		return cmdutil.Exit(cmdutil.ExitIncomplete)
+	}
+	return nil
 }
 
 // countersNotRead says which counters the metrics printed name as not read

@@ -713,12 +713,12 @@ func selectorFromArgs(args []string) (query.Selector, error) {
 	case 1:
 		return query.ParseSelector(args[0])
 	}
-	if strings.Contains(args[0], "/") {
-		return query.Selector{}, &query.UsageError{Msg: fmt.Sprintf("unexpected %q after %q (accepted: DEV PORT or DEV/PORT)", args[1], args[0])}
-	}
 	sel, err := query.ParseSelector(args[0])
 	if err != nil {
 		return sel, err
+	}
+	if sel.HasPort { // DEV/PORT or DEV:PORT, then a port again
+		return query.Selector{}, &query.UsageError{Msg: fmt.Sprintf("unexpected %q after %q (accepted: DEV PORT or DEV/PORT)", args[1], args[0])}
 	}
 	n, err := query.ParsePortNum(args[1])
 	if err != nil {

@@ -107,6 +107,10 @@ func TestErrors(t *testing.T) {
 		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "..", "1"}, Code: 2, Stderr: `invalid device ".."`},
 		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0", "x"}, Code: 2, Stderr: `invalid port "x"`},
 		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0", "1", "2"}, Code: 2, Stderr: "accepts at most 2 arg(s)"},
+		// A port given twice is bad input, whichever spelling the first one has
+		// (mlx5_1:1 2 showed port 2).
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_1/1", "2"}, Code: 2, Stderr: `ibkey: unexpected "2" after "mlx5_1/1" (accepted: DEV PORT or DEV/PORT)`},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_1:1", "2"}, Code: 2, Stderr: `ibkey: unexpected "2" after "mlx5_1:1" (accepted: DEV PORT or DEV/PORT)`},
 		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "--find", "0xfffff"}, Code: 2, Stderr: `invalid P_Key "0xfffff"`},
 		{Args: []string{"pkeys", "--bogus"}, Code: 2, Stderr: "unknown flag: --bogus"},
 	})
