@@ -66,13 +66,14 @@ func (o Opt[T]) OK() bool { return o.Missing == "" }
 var ErrBadName = errors.New("not a device name")
 
 // CheckDeviceName rejects names that could leave class/infiniband: device names are
-// single path components (IB_DEVICE_NAME_MAX is 64 bytes).
+// single path components of at most 63 bytes (IB_DEVICE_NAME_MAX, 64, counts the NUL:
+// char name[IB_DEVICE_NAME_MAX], include/rdma/ib_verbs.h; check.MaxDeviceName).
 func CheckDeviceName(name string) error {
 	switch {
 	case name == "", name == ".", name == "..":
 		return fmt.Errorf("%q: %w", name, ErrBadName)
-	case len(name) > 64:
-		return fmt.Errorf("%q: %w (longer than 64 bytes)", name, ErrBadName)
+	case len(name) > 63:
+		return fmt.Errorf("%q: %w (longer than 63 bytes)", name, ErrBadName)
 	case strings.ContainsAny(name, "/\\\x00"):
 		return fmt.Errorf("%q: %w (contains a path separator or NUL)", name, ErrBadName)
 	}

@@ -60,7 +60,7 @@ func (o openRecorder) Open(name string) (fs.File, error) {
 
 func TestBadDeviceNamesOpenNothing(t *testing.T) {
 	s := FromFS(openRecorder{t}, "rec")
-	for _, name := range []string{"", ".", "..", "../../etc", "mlx5_0/../..", "a/b", "x\x00y", "a\\b", strings.Repeat("x", 65), "tab\there"} {
+	for _, name := range []string{"", ".", "..", "../../etc", "mlx5_0/../..", "a/b", "x\x00y", "a\\b", strings.Repeat("x", 64), "tab\there"} {
 		if _, err := s.Device(name); !errors.Is(err, ErrBadName) {
 			t.Errorf("Device(%q) = %v, want ErrBadName", name, err)
 		}
