@@ -540,7 +540,7 @@ func CanTalk(a, b Endpoint) Verdict {
 	v.AToB.SwitchOK, v.BToA.SwitchOK = RulePasses, RulePasses
 	if pkeyOK {
 		v.applyHops(a, b, hops)
-	} else if !keyless(a) && !keyless(b) {
+	} else if !Keyless(a) && !Keyless(b) {
 		// The partition that would work may be in an entry or a table that was not read
 		// (not beside an end without a valid key: nothing of the other end matches it).
 		for _, e := range []Endpoint{a, b} {
@@ -659,10 +659,10 @@ func linkNotRead(e, o Endpoint) bool {
 	return e.LinkLayerMissing != "" && (o.LinkLayer != "" || o.LinkLayerMissing != "")
 }
 
-// keyless: e has no valid P_Key and nothing of it was not read (NoEntry; a QP using
+// Keyless: e has no valid P_Key and nothing of it was not read (NoEntry; a QP using
 // key 0, which matches nothing, IBA §10.9; a table of empty entries or none), so no
 // entry or table of the other end that was not read can make them share a partition.
-func keyless(e Endpoint) bool {
+func Keyless(e Endpoint) bool {
 	groups, unread, _ := groupByKey(e.Entries)
 	return e.NoEntry != "" || len(groups) == 0 && unread == 0 && e.TableNotRead == "" && e.EntryNotRead == ""
 }

@@ -219,12 +219,20 @@ func (r ResolvedEndpoint) entryTaken() bool {
 	return !ok
 }
 
-// SharedMayBeShort reports whether a partition both ends share may be missing from a
-// verdict's Shared for want of what r's port did not read: a port's entries or table
-// not read, an entry pinned (index=) that was not read, or a pkey= entry that none of
-// those read holds. Shared is then a lower bound, even on a yes that the entries not
-// read could not change.
-func (r ResolvedEndpoint) SharedMayBeShort() bool {
+// SharedMayBeShort reports whether a partition the ends share may be missing from a
+// verdict's Shared for want of what one end's port did not read (mayBeShort). Shared
+// is then a lower bound, even on a yes that the entries not read could not change;
+// never beside an end that holds no valid key (check.Keyless: it matches nothing, so
+// no entry not read can be shared with it).
+func SharedMayBeShort(eps []ResolvedEndpoint) bool {
+	keyless := func(r ResolvedEndpoint) bool { return check.Keyless(r.Endpoint) }
+	return slices.ContainsFunc(eps, ResolvedEndpoint.mayBeShort) && !slices.ContainsFunc(eps, keyless)
+}
+
+// mayBeShort: r's port did not read all it may share: a port's entries or table not
+// read, an entry pinned (index=) that was not read, or a pkey= entry that none of
+// those read holds.
+func (r ResolvedEndpoint) mayBeShort() bool {
 	e := r.Endpoint
 	if e.TableNotRead != "" || e.EntryNotRead != "" || r.entryTaken() {
 		return true

@@ -596,7 +596,7 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 	legend := fmt.Sprintf("Shared partitions (A = %s, B = %s):", eps[0].Spec, eps[1].Spec)
 	// A lower bound, even on a yes: an entry not read may hold one more.
 	short := ""
-	if slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort) {
+	if query.SharedMayBeShort(eps) {
 		short = "(only those in the entries read: entries not read may hold more)"
 	}
 	if v.SharedAssumed {

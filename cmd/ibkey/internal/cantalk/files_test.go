@@ -351,3 +351,36 @@ func TestSharedAssumedIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedCompleteBesideKeyZero: beside an end that holds no valid key (a QP on
+// key 0 matches nothing, check.Keyless), the entries the other end did not read
+// cannot hold a shared partition: the list is complete and no note says it may be
+// short. Beside a valid key it may be short, and says so.
+func TestSharedCompleteBesideKeyZero(t *testing.T) {
+	for _, tc := range []struct {
+		key      string
+		code     int
+		complete bool
+	}{{"0x0000", 1, true}, {"0x8000", 1, true}, {"0x8001", 0, false}} {
+		r := runIbkey(t, "--sysfs", cmdtest.MLX5, "can-talk", tc.key, "mlx5_1/1")
+		if r.Code != tc.code || strings.Contains(r.Stdout, "entries not read may hold more") == tc.complete {
+			t.Errorf("%s: exit %d (want %d)\n%s", tc.key, r.Code, tc.code, r.Stdout)
+		}
+		// An entry of mlx5_1/1 is not read: a no names it in incomplete (RunPartial);
+		// the yes does not depend on it.
+		run := cmdtest.Run
+		if tc.code == 1 {
+			run = cmdtest.RunPartial
+		}
+		r = run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", tc.key, "mlx5_1/1", "-o", "json")
+		var doc struct {
+			Complete bool `json:"shared_partitions_complete"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Complete != tc.complete {
+			t.Errorf("%s: shared_partitions_complete %v, want %v", tc.key, doc.Complete, tc.complete)
+		}
+	}
+}

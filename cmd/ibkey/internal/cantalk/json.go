@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
@@ -159,7 +158,7 @@ func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 	if v.Kind.ExitCode() == cmdutil.ExitIncomplete {
 		j.CanTalk, j.OneWay = nil, nil
 	}
-	j.SharedComplete = new(!slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort) && !v.SharedAssumed)
+	j.SharedComplete = new(!query.SharedMayBeShort(eps) && !v.SharedAssumed)
 	j.Incomplete = verdictIncomplete(v)
 	return j
 }
