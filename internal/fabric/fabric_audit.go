@@ -50,17 +50,15 @@ const actionResweep = "make the Subnet Manager reprogram both ends: " + actionRe
 
 // AuditOptions say what the audit assumes about the Subnet Manager.
 type AuditOptions struct {
-	// EnforceOff: the SM runs with partition enforcement off (OpenSM part_enforce off,
-	// -Z off; opensm.conf, osm_subnet.c). OpenSM then leaves the tables of switch ports
-	// facing end ports as they were (osm_pkey_mgr.c), so they are not compared with the
-	// end ports and enforcement being off is not a finding.
-	EnforceOff bool
-	// EnforceOnly is "in" or "out" when the SM enforces one direction alone (OpenSM
-	// part_enforce in or out, -Z): on the switch ports facing end ports OpenSM sets
-	// only inbound (0x8) or only outbound (0x4) enforcement (osm_pkey_mgr.c
-	// pkey_mgr_enforce_partition), so the other direction off is what it was told,
-	// not a finding. "" is both.
-	EnforceOnly string
+	// PartEnforce is the SM's partition enforcement (OpenSM part_enforce, -Z;
+	// opensm.conf, osm_subnet.c): "" or both, in, out, off.
+	//   - off: OpenSM leaves the tables of switch ports facing end ports as they were
+	//     (osm_pkey_mgr.c), so they are not compared with the end ports and
+	//     enforcement being off is not a finding;
+	//   - in, out: on those ports OpenSM sets only inbound (0x8) or only outbound
+	//     (0x4) enforcement (pkey_mgr_enforce_partition), so the other direction off
+	//     is what it was told, not a finding.
+	PartEnforce string
 }
 
 // AuditResult is an audit of one sweep: the findings, the ports it did not audit
@@ -235,12 +233,12 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 					}
 				}
 			}
-			if n.Type == check.NodeSwitch && p.Num > 0 && p.Peer != nil && !opt.EnforceOff {
+			if n.Type == check.NodeSwitch && p.Num > 0 && p.Peer != nil && opt.PartEnforce != "off" {
 				peerNode := f.Node(p.Peer.Node)
 				if peerNode == nil || peerNode.Type == check.NodeSwitch || !f.InSubnet(*p.Peer) {
 					continue
 				}
-				out = append(out, auditSwitchPort(f, n, p, peerNode, peerNode.Port(p.Peer.Port), opt.EnforceOnly)...)
+				out = append(out, auditSwitchPort(f, n, p, peerNode, peerNode.Port(p.Peer.Port), opt.PartEnforce)...)
 			}
 		}
 	}
@@ -298,7 +296,7 @@ func quoteDesc(n *Node) string {
 }
 
 // auditSwitchPort checks a switch external port sw[p] cabled to a CA or router port.
-func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port, only string) []check.Finding {
+func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port, partEnforce string) []check.Finding {
 	var out []check.Finding
 	swID, caID := check.PortID{Node: sw.GUID, Port: p.Num}, check.PortID{Node: caNode.GUID, Port: ca.Num}
 	ports := []check.FindingPort{f.FindingPort(caID), f.FindingPort(swID)}
@@ -307,13 +305,13 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port, only 
 		var off, unasked []string // off, and off where the SM was told to enforce
 		if !e.Inbound {
 			off = append(off, "inbound")
-			if only != "out" {
+			if partEnforce != "out" {
 				unasked = append(unasked, "inbound")
 			}
 		}
 		if !e.Outbound {
 			off = append(off, "outbound")
-			if only != "in" {
+			if partEnforce != "in" {
 				unasked = append(unasked, "outbound")
 			}
 		}

@@ -204,7 +204,7 @@ func TestAuditEnforceOff(t *testing.T) {
 	if fs := AuditFabric(f, AuditOptions{}).Findings; len(fs) == 0 {
 		t.Fatal("with enforcement assumed on, the audit should report the switch ports")
 	}
-	if fs := AuditFabric(f, AuditOptions{EnforceOff: true}).Findings; len(fs) != 0 {
+	if fs := AuditFabric(f, AuditOptions{PartEnforce: "off"}).Findings; len(fs) != 0 {
 		t.Errorf("part_enforce off: %v", fs)
 	}
 }
@@ -238,7 +238,7 @@ func TestAuditEnforceOnly(t *testing.T) {
 		for i, only := range []string{"", tc.only} {
 			var got []string
 			var rest []string
-			for _, fd := range AuditFabric(f, AuditOptions{EnforceOnly: only}).Findings {
+			for _, fd := range AuditFabric(f, AuditOptions{PartEnforce: only}).Findings {
 				if fd.Rule != RuleEnforcementOff {
 					rest = append(rest, fd.String())
 					continue

@@ -19,7 +19,7 @@ import (
 func AuditFabric(f *fabric.Fabric, conf *Config, osm *OpenSMConf, allowBoth bool) (res fabric.AuditResult, model *Model) {
 	var opt fabric.AuditOptions
 	if osm != nil {
-		opt = fabric.AuditOptions{EnforceOff: osm.EnforceOff, EnforceOnly: osm.EnforceOnly}
+		opt.PartEnforce = osm.PartEnforce
 	}
 	res = fabric.AuditFabric(f, opt)
 	if conf == nil {

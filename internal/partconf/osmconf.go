@@ -49,16 +49,13 @@ import (
 type OpenSMConf struct {
 	// File is where it was read from, to name it.
 	File string
-	// EnforceOff: part_enforce off, or no_partition_enforcement TRUE. With both, in
-	// and out OpenSM programs the tables of the switch ports facing end ports alike
-	// (pkey_mgr_update_peer_port tests for off only); they differ in the PortInfo
-	// enforcement bits it sets there (pkey_mgr_enforce_partition: both 0xc, in 0x8
-	// inbound, out 0x4 outbound).
-	EnforceOff bool
-	// EnforceOnly: part_enforce in or out, the one direction OpenSM enforces on the
-	// switch ports facing end ports (fabric.AuditOptions.EnforceOnly); "" for both
-	// or off.
-	EnforceOnly     string
+	// PartEnforce is part_enforce as OpenSM applies it: both, in, out or off
+	// (no_partition_enforcement TRUE is off; a value OpenSM refuses is both). With
+	// both, in and out OpenSM programs the tables of the switch ports facing end ports
+	// alike (pkey_mgr_update_peer_port tests for off only); they differ in the
+	// PortInfo enforcement bits it sets there (pkey_mgr_enforce_partition: both 0xc,
+	// in 0x8 inbound, out 0x4 outbound), which fabric.AuditOptions.PartEnforce takes.
+	PartEnforce     string
 	AllowBoth       bool
 	KeepPKeyIndexes bool
 	// PartitionConfigFile is partition_config_file as OpenSM holds it (what
@@ -75,7 +72,7 @@ type OpenSMConf struct {
 // Options are opt with the file's options, which win over hand-given flags where
 // they overlap (AllowBoth, EnforceOff).
 func (c *OpenSMConf) Options(opt Options) Options {
-	opt.AllowBoth, opt.EnforceOff, opt.ForgetIndexes = c.AllowBoth, c.EnforceOff, !c.KeepPKeyIndexes
+	opt.AllowBoth, opt.EnforceOff, opt.ForgetIndexes = c.AllowBoth, c.PartEnforce == "off", !c.KeepPKeyIndexes
 	return opt
 }
 
@@ -204,10 +201,11 @@ func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
 	}
 	switch {
 	case noEnforce || partEnforce == "off":
-		c.EnforceOff = true
-	case partEnforce == "in" || partEnforce == "out":
-		c.EnforceOnly = partEnforce
-	case partEnforce != "both" && partEnforce != "in" && partEnforce != "out":
+		c.PartEnforce = "off"
+	case partEnforce == "both" || partEnforce == "in" || partEnforce == "out":
+		c.PartEnforce = partEnforce
+	default:
+		c.PartEnforce = "both"
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: part_enforce %s is not both, in, out or off: OpenSM logs \"Invalid Cached Option Value\" and uses both", name, strconv.Quote(partEnforce)))
 	}
 	return c

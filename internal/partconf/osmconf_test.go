@@ -20,30 +20,29 @@ import (
 func TestParseOpenSMConf(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string
-		off        bool   // part_enforce off in effect
-		only       string // part_enforce in or out in effect
+		enforce    string // part_enforce in effect
 		both, keep bool
 		warn       string
 	}{
-		{"empty: defaults", "", false, "", false, true, ""},
-		{"off", "part_enforce off\n", true, "", false, true, ""},
-		{"in, comment", "  part_enforce in   # inbound only\n", false, "in", false, true, ""},
-		{"quoted", "part_enforce \"out\"\nallow_both_pkeys 'TRUE'\n", false, "out", true, true, ""},
-		{"deprecated switch wins", "part_enforce both\nno_partition_enforcement TRUE\n", true, "", false, true, ""},
-		{"deprecated switch wins over in", "part_enforce in\nno_partition_enforcement TRUE\n", true, "", false, true, ""},
-		{"bad value falls back to both", "part_enforce OFF\n", false, "", false, true, "Invalid Cached Option Value"},
-		{"only TRUE is true", "allow_both_pkeys true\nkeep_pkey_indexes FALSE\n", false, "", false, false, "anything but TRUE"},
-		{"commented out", "#part_enforce off\n", false, "", false, true, ""},
-		{"last wins", "part_enforce off\npart_enforce in\n", false, "in", false, true, ""},
+		{"empty: defaults", "", "both", false, true, ""},
+		{"off", "part_enforce off\n", "off", false, true, ""},
+		{"in, comment", "  part_enforce in   # inbound only\n", "in", false, true, ""},
+		{"quoted", "part_enforce \"out\"\nallow_both_pkeys 'TRUE'\n", "out", true, true, ""},
+		{"deprecated switch wins", "part_enforce both\nno_partition_enforcement TRUE\n", "off", false, true, ""},
+		{"deprecated switch wins over in", "part_enforce in\nno_partition_enforcement TRUE\n", "off", false, true, ""},
+		{"bad value falls back to both", "part_enforce OFF\n", "both", false, true, "Invalid Cached Option Value"},
+		{"only TRUE is true", "allow_both_pkeys true\nkeep_pkey_indexes FALSE\n", "both", false, false, "anything but TRUE"},
+		{"commented out", "#part_enforce off\n", "both", false, true, ""},
+		{"last wins", "part_enforce off\npart_enforce in\n", "in", false, true, ""},
 	} {
 		c := ParseOpenSMConf("opensm.conf", []byte(tc.text))
-		if c.EnforceOff != tc.off || c.EnforceOnly != tc.only || c.AllowBoth != tc.both || c.KeepPKeyIndexes != tc.keep || !strings.Contains(strings.Join(c.Warnings, "\n"), tc.warn) {
-			t.Errorf("%s: enforce off %v only %q both %v keep %v warnings %v", tc.name, c.EnforceOff, c.EnforceOnly, c.AllowBoth, c.KeepPKeyIndexes, c.Warnings)
+		if c.PartEnforce != tc.enforce || c.AllowBoth != tc.both || c.KeepPKeyIndexes != tc.keep || !strings.Contains(strings.Join(c.Warnings, "\n"), tc.warn) {
+			t.Errorf("%s: part_enforce %q both %v keep %v warnings %v", tc.name, c.PartEnforce, c.AllowBoth, c.KeepPKeyIndexes, c.Warnings)
 		}
 		if tc.warn == "" && len(c.Warnings) > 0 {
 			t.Errorf("%s: warnings %v", tc.name, c.Warnings)
 		}
-		if o := c.FabricModel(NoFile(), &fabric.Fabric{}, Options{AllowBoth: !tc.both, EnforceOff: true}).Options; o.AllowBoth != tc.both || o.EnforceOff != tc.off {
+		if o := c.FabricModel(NoFile(), &fabric.Fabric{}, Options{AllowBoth: !tc.both, EnforceOff: true}).Options; o.AllowBoth != tc.both || o.EnforceOff != (tc.enforce == "off") {
 			t.Errorf("%s: Options %+v", tc.name, o)
 		}
 	}
@@ -71,7 +70,7 @@ func TestOpenSMConfDefaultsMatchOpenSM(t *testing.T) {
 			t.Errorf("opensm -c does not write %s (OpenSM renamed it?)", k)
 		}
 	}
-	if c.EnforceOff || c.AllowBoth || !c.KeepPKeyIndexes || c.PartitionConfigFile != "/etc/opensm/partitions.conf" || c.LogFile != "/var/log/opensm.log" || c.GUID != 0 || len(c.Warnings) > 0 {
+	if c.PartEnforce != "both" || c.AllowBoth || !c.KeepPKeyIndexes || c.PartitionConfigFile != "/etc/opensm/partitions.conf" || c.LogFile != "/var/log/opensm.log" || c.GUID != 0 || len(c.Warnings) > 0 {
 		t.Errorf("defaults: %+v", c)
 	}
 }
@@ -168,15 +167,14 @@ func TestOpenSMConfAgainstOpenSM(t *testing.T) {
 		}
 		want := OpenSMConf{
 			GUID:                check.GUID(guid),
-			EnforceOff:          osm["part_enforce"] == "off" || osm["no_partition_enforcement"] == "TRUE",
-			EnforceOnly:         map[bool]string{true: osm["part_enforce"]}[(osm["part_enforce"] == "in" || osm["part_enforce"] == "out") && osm["no_partition_enforcement"] != "TRUE"],
+			PartEnforce:         partEnforceHeld(osm),
 			AllowBoth:           osm["allow_both_pkeys"] == "TRUE",
 			KeepPKeyIndexes:     osm["keep_pkey_indexes"] == "TRUE",
 			PartitionConfigFile: osm["partition_config_file"],
 			LogFile:             osm["log_file"],
 		}
 		c := ParseOpenSMConf("in.conf", []byte(text))
-		got := OpenSMConf{GUID: c.GUID, EnforceOff: c.EnforceOff, EnforceOnly: c.EnforceOnly, AllowBoth: c.AllowBoth, KeepPKeyIndexes: c.KeepPKeyIndexes, PartitionConfigFile: c.PartitionConfigFile, LogFile: c.LogFile}
+		got := OpenSMConf{GUID: c.GUID, PartEnforce: c.PartEnforce, AllowBoth: c.AllowBoth, KeepPKeyIndexes: c.KeepPKeyIndexes, PartitionConfigFile: c.PartitionConfigFile, LogFile: c.LogFile}
 		if !reflect.DeepEqual(got, want) {
 			if bad++; bad <= 5 {
 				t.Errorf("file %d %q:\n ibkey  %+v\n OpenSM %+v", i, text, got, want)
@@ -214,4 +212,17 @@ func TestFabricModelForgetIndexesNoNextPass(t *testing.T) {
 	if got := rules("allow_both_pkeys TRUE\nkeep_pkey_indexes FALSE\n"); !slices.Equal(got, []string{RuleWrongMembership}) {
 		t.Errorf("keep_pkey_indexes FALSE: %v, want %s", got, RuleWrongMembership)
 	}
+}
+
+// partEnforceHeld is the enforcement OpenSM applies from what `opensm -c` wrote:
+// no_partition_enforcement TRUE is off whatever part_enforce says, and a part_enforce
+// other than both, in, out or off is both (osm_subnet.c).
+func partEnforceHeld(osm map[string]string) string {
+	switch v := osm["part_enforce"]; {
+	case osm["no_partition_enforcement"] == "TRUE":
+		return "off"
+	case v == "in" || v == "out" || v == "off":
+		return v
+	}
+	return "both"
 }

@@ -373,7 +373,7 @@ func TestLabOpenSMConfEnforceOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	osm := partconf.ParseOpenSMConf(file, data)
-	if !osm.EnforceOff {
+	if osm.PartEnforce != "off" {
 		t.Fatalf("parsed part_enforce: not off (%+v)", osm)
 	}
 	assumed := false
@@ -383,7 +383,7 @@ func TestLabOpenSMConfEnforceOff(t *testing.T) {
 	if !assumed {
 		t.Errorf("the audit assuming enforcement should report the switch ports")
 	}
-	for _, fd := range fabric.AuditFabric(f, fabric.AuditOptions{EnforceOff: osm.EnforceOff}).Findings {
+	for _, fd := range fabric.AuditFabric(f, fabric.AuditOptions{PartEnforce: osm.PartEnforce}).Findings {
 		if fd.Severity == check.SeverityError || fd.Rule == fabric.RuleEnforcementOff {
 			t.Errorf("part_enforce off: %s", fd)
 		}
