@@ -87,6 +87,11 @@ func ReadOpenSMConf(path string, partitions *string) (osm *partconf.OpenSMConf, 
 	return osm, ConfFound, nil
 }
 
+// NotCompared reports whether the conf names a partitions file an audit could not
+// compare with (relative, or not on this machine): fabric check exits 4 for it, the
+// exporter warns.
+func (src ConfPartitions) NotCompared() bool { return src == ConfRelative || src == ConfMissing }
+
 // AuditNote is how a command that audits a sweep against the conf's partitions
 // (fabric check, the exporter) says what src gave: which file it compares with, or
 // why none ("" for ConfGiven). conf is the opensm.conf's path.

@@ -305,7 +305,7 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 			logger.Warn(w)
 		}
 		switch note := src.AuditNote(o.OpenSMConf, osm); {
-		case src == query.ConfRelative || src == query.ConfMissing:
+		case src.NotCompared():
 			// Every scrape then lacks the comparison the conf asks for (fabric
 			// check exits 4): a warning, not news.
 			logger.Warn(note)

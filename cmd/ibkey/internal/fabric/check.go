@@ -187,7 +187,7 @@ func runCheck(o *CheckOptions) error {
 		}
 		if note := src.AuditNote(o.OpenSMConf, osm); note != "" {
 			o.Notices.Note(note)
-			if src == query.ConfRelative || src == query.ConfMissing {
+			if src.NotCompared() {
 				confGap = &cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: note}
 			}
 		}
