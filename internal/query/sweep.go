@@ -238,12 +238,10 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	}
 	nodes := make([]levelNode, len(frontier))
 	reads := make([]portRead, 0, size)
-	ups := make([]bool, ports) // the levelNodes' up, one after another
 	for k, n := range frontier {
 		ln := &nodes[k]
-		*ln = levelNode{n: n, swInfo: -1, extCap: -1, up: ups[:len(n.node.Ports):len(n.node.Ports)],
+		*ln = levelNode{n: n, swInfo: -1, extCap: -1, up: make([]bool, len(n.node.Ports)),
 			isSwitch: n.info.NodeType == mad.NodeSwitch, root: n.path == nil}
-		ups = ups[len(n.node.Ports):]
 		ln.desc = add(n.path, mad.AttrNodeDescription, 0)
 		if ln.isSwitch {
 			ln.swInfo = add(n.path, mad.AttrSwitchInfo, 0)
@@ -359,16 +357,14 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 
 	// Batch 3: NodeInfo through every port of a switch (or the local node) whose
 	// link is up and whose peer is not known yet, in the calls of batch 1 (read).
-	most, route := 0, 0
+	most := 0
 	for k := range nodes {
 		if ln := &nodes[k]; ln.isSwitch || ln.root {
 			most += len(ln.n.node.Ports)
-			route += len(ln.n.node.Ports) * (len(ln.n.path) + 1)
 		}
 	}
 	pcalls := reuse(s.calls, most)
 	probes := make([]probe, 0, most)
-	routes := make([]uint8, 0, route) // the probes' routes, one after another
 	for k := range nodes {
 		ln := &nodes[k]
 		n := ln.n
@@ -395,8 +391,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			if p.Num == 0 || !ln.up[i] || p.Peer != nil || onlyPort != 0 && p.Num != onlyPort {
 				continue
 			}
-			routes = append(append(routes, n.path...), uint8(p.Num))
-			path := routes[len(routes)-len(n.path)-1 : len(routes) : len(routes)]
+			path := append(append(make([]uint8, 0, len(n.path)+1), n.path...), uint8(p.Num))
 			probes = append(probes, probe{from: n, port: p.Num, path: path})
 			pcalls = append(pcalls, mad.Call{Req: mad.Request{Addr: mad.Address{Directed: true, Path: path}, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: mad.AttrNodeInfo}})
 		}
