@@ -187,8 +187,10 @@ func optional[T any](s *Sysfs, dir, name string, parse func(string) (T, error)) 
 
 func asString(s string) (string, error) { return s, nil }
 
-// DeviceNames lists class/infiniband. The entries are symlinks into devices/: they are
-// not filtered by type (an Lstat-based "is a directory" check would miss every device).
+// DeviceNames lists class/infiniband, every entry as named there: one that is not a
+// device name (CheckDeviceName) is for the caller to report as an entry not read, not
+// to drop. The entries are symlinks into devices/: they are not filtered by type (an
+// Lstat-based "is a directory" check would miss every device).
 func (s *Sysfs) DeviceNames() ([]string, error) {
 	ents, err := s.readDir(ClassInfiniBand)
 	if err != nil {
@@ -196,9 +198,7 @@ func (s *Sysfs) DeviceNames() ([]string, error) {
 	}
 	names := make([]string, 0, len(ents))
 	for _, e := range ents {
-		if CheckDeviceName(e.Name()) == nil {
-			names = append(names, e.Name())
-		}
+		names = append(names, e.Name())
 	}
 	sort.Strings(names)
 	return names, nil

@@ -187,7 +187,8 @@ func plan(bin string) []Command {
 	// max_pkeys read against ibv_devinfo (maxpkeys_kernel_test.go); it gives
 	// uverbs0's mode back.
 	cmds = append(cmds, maxPKeysPlan(bin)...)
-	cmds = append(cmds, ucxPlan(ibkey)...) // the real UCX against ibkey job (ucx_kernel_test.go)
+	cmds = append(cmds, ucxPlan(ibkey)...)    // the real UCX against ibkey job (ucx_kernel_test.go)
+	cmds = append(cmds, renamePlan(ibkey)...) // a name ibkey refuses (rename_kernel_test.go)
 	// A pod's view (pod_kernel_test.go), last: the exclusive mode stays set.
 	return append(cmds, podPlan(ibkey)...)
 }

@@ -224,6 +224,7 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 		}
 		return nil, &EnvError{Msg: err.Error()}
 	}
+	names, bad := deviceNames(names)
 	if name != "" {
 		if err := ibverbs.CheckDeviceName(name); err != nil {
 			return nil, &UsageError{Msg: fmt.Sprintf("invalid device %q: a device name is one path component, without / or .. (devices: %s)", name, strings.Join(names, ", "))}
@@ -231,13 +232,12 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 		if !slices.Contains(names, name) {
 			return nil, &NotFoundError{What: "device", Name: name, Available: names}
 		}
-		names = []string{name}
+		names, bad = []string{name}, nil
 	}
-	if len(names) == 0 {
+	if len(names) == 0 && len(bad) == 0 {
 		return nil, &EnvError{Msg: fmt.Sprintf("no RDMA devices in %s/%s", strings.TrimSuffix(h.Sys.Root, "/"), ibverbs.ClassInfiniBand)}
 	}
 	devs := make([]*ibverbs.Device, 0, len(names))
-	var bad []Unread
 	for _, n := range names {
 		d, err := h.Sys.Device(n)
 		if err != nil {
@@ -256,6 +256,22 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 		return devs, pe
 	}
 	return devs, nil
+}
+
+// deviceNames splits class/infiniband's entries into device names and the entries
+// that are none (ibverbs.CheckDeviceName): the kernel's own names fit, but a root
+// rename (rdma dev set DEV name NEW: nldev_set_doit, drivers/infiniband/core/nldev.c)
+// is checked only for being empty, and a saved tree may hold anything. Such an entry
+// is a device not read, named terminal-safe, never dropped in silence.
+func deviceNames(entries []string) (names []string, bad []Unread) {
+	for _, n := range entries {
+		if err := ibverbs.CheckDeviceName(n); err != nil {
+			bad = append(bad, Unread{What: ibverbs.ClassInfiniBand + " entry", Device: textsafe.String(n), Port: -1, Err: err})
+			continue
+		}
+		names = append(names, n)
+	}
+	return names, bad
 }
 
 // Unread is one thing that could not be read: a device, a port or an IPoIB interface

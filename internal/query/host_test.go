@@ -322,6 +322,46 @@ func TestDanglingDeviceLoad(t *testing.T) {
 	}
 }
 
+// TestBadDeviceNameEntry: a class/infiniband entry that is not a device name (root
+// can rename a device to any non-empty name: nldev_set_doit) is a device not read,
+// named terminal-safe, beside the devices read; alone, it is not "no RDMA devices"
+// (exit 3) but not known (exit 4). It was dropped in silence.
+func TestBadDeviceNameEntry(t *testing.T) {
+	tree := t.TempDir()
+	if err := os.CopyFS(filepath.Join(tree, "devices"), os.DirFS("../../testdata/sysfs/dangling/devices")); err != nil {
+		t.Fatal(err)
+	}
+	class := filepath.Join(tree, "class", "infiniband")
+	if err := os.MkdirAll(class, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const target = "../../devices/pci0000:00/0000:81:00.0/infiniband/mlx4_0"
+	bad := "rx\x1be0"
+	if err := os.Symlink(target, filepath.Join(class, bad)); err != nil {
+		t.Fatal(err)
+	}
+	h := &Host{Sys: ibverbs.Open(tree)}
+	_, err := h.Devices("")
+	var unknown *UnknownError
+	want := `not read: class/infiniband entry: "rx\x1be0": not a device name (contains a control character)`
+	if !errors.As(err, &unknown) || errors.As(err, new(*EnvError)) || err.Error() != want || strings.Contains(err.Error(), "\x1b") {
+		t.Errorf("Devices with only %q = %T %v, want an *UnknownError: %s", bad, err, err, want)
+	}
+	if err := os.Symlink(target, filepath.Join(class, "mlx4_0")); err != nil {
+		t.Fatal(err)
+	}
+	devs, err := h.Devices("")
+	var pe *PartialError
+	if !errors.As(err, &pe) || len(devs) != 1 || devs[0].Name != "mlx4_0" || len(pe.Unread) != 1 ||
+		pe.Unread[0].Device != `rx\x1be0` || pe.Unread[0].Port != -1 {
+		t.Errorf("Devices = %d devices, %v", len(devs), err)
+	}
+	// Named, a good device is read whole and the bad entry is not its business.
+	if devs, err := h.Devices("mlx4_0"); err != nil || len(devs) != 1 {
+		t.Errorf("Devices(mlx4_0) = %d devices, %v", len(devs), err)
+	}
+}
+
 // TestPartialErrorLines: a few unread parts are named, the rest counted.
 func TestPartialErrorLines(t *testing.T) {
 	pe := &PartialError{}

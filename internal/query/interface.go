@@ -39,7 +39,8 @@ func (h *Host) ResolveDeviceOrInterface(sel Selector, warn func(string)) (Select
 	if sel.Device == "" {
 		return sel, nil, nil
 	}
-	names, err := h.Sys.DeviceNames()
+	entries, err := h.Sys.DeviceNames()
+	names, _ := deviceNames(entries)
 	if err != nil || slices.Contains(names, sel.Device) {
 		// A host without devices is reported by the command as it always has been.
 		return sel, nil, nil
