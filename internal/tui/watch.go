@@ -318,7 +318,7 @@ func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		}
 	}
 	page := max(m.bodyHeight(), 1)
-	if m.all {
+	if m.all && m.snap != nil { // before the first sample there is no counter set yet
 		page = max(page/max(len(m.snap.Counters), 1), 1)
 	}
 	switch {

@@ -417,3 +417,20 @@ func TestFlow(t *testing.T) {
 	}
 
 }
+
+// TestKeysBeforeFirstSample: with every error counter (--all-counters) the keys
+// that move the selection worked out a page from the snapshot's counters, and the
+// snapshot is nil until the first sample arrives (a slow fabric read): a panic in
+// Update, which ended the screen with a stack trace.
+func TestKeysBeforeFirstSample(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		m := New(Options{Sampler: &fakeSampler{}, Interval: time.Second, All: all})
+		m, _ = step(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+		for _, k := range []string{"down", "up", "pgdown", "enter", "esc", "/", "esc", "s", "a"} {
+			m, _ = step(t, m, keyMsg(k))
+			if v := view(m); !strings.Contains(v, "ibkey watch counters") {
+				t.Fatalf("all=%v, after %s: %q", all, k, v)
+			}
+		}
+	}
+}
