@@ -432,9 +432,14 @@ func (m Model) values(ref query.PortRef, cd *query.CounterDelta, c columns) stri
 	default:
 		l += " " + pad("", wDelta, true)
 	}
-	if c.rate && cd.HasDelta {
-		l += " " + cell(formatRate(cd.Rate), wRate, true, nil)
-	} else if c.rate {
+	switch {
+	case c.rate && cd.HasDelta && (cd.Saturated || cd.Reset):
+		// The delta is a lower bound (counts lost at the maximum, or before the
+		// reset), so is the rate over it.
+		l += " " + cell("≥"+formatRate(cd.Rate, wRate-1), wRate, true, nil)
+	case c.rate && cd.HasDelta:
+		l += " " + cell(formatRate(cd.Rate, wRate), wRate, true, nil)
+	case c.rate:
 		l += " " + pad("", wRate, true)
 	}
 	if c.trend > 0 {
@@ -443,7 +448,8 @@ func (m Model) values(ref query.PortRef, cd *query.CounterDelta, c columns) stri
 	return l
 }
 
-func formatRate(r float64) string {
+// formatRate formats a rate in at most w columns (w >= 5).
+func formatRate(r float64, w int) string {
 	switch {
 	case r == 0:
 		return "0"
@@ -454,7 +460,7 @@ func formatRate(r float64) string {
 	case r < 1e5:
 		return strconv.FormatFloat(r, 'f', 0, 64)
 	}
-	return short(uint64(r), wRate)
+	return short(uint64(r), w)
 }
 
 // level is a rate's trend level: its decade, on a fixed scale (▁ under 1/s, ▂ under

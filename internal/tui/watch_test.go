@@ -434,3 +434,29 @@ func TestKeysBeforeFirstSample(t *testing.T) {
 		}
 	}
 }
+
+// TestRateLowerBound: a delta that is a lower bound (the counter saturated in the
+// interval, or was reset) has a rate that is one too: it is marked ≥ as the delta
+// is, not shown as a measured rate (IBA 16.1.3.5: the error counters stop at their
+// maximum, so what went past it was not counted).
+func TestRateLowerBound(t *testing.T) {
+	f := &fakeSampler{}
+	m := feed(t, newModel(f), f, 3) // mlx5_1/1's xmit: 250, 253, 255 (saturated)
+	m, _ = step(t, m, tea.WindowSizeMsg{Width: 200, Height: 30})
+	cd := m.snap.Ports[1].Counters[1]
+	if !cd.Saturated || !cd.HasDelta || cd.Delta != 2 {
+		t.Fatalf("script: %+v", cd)
+	}
+	cols := columns{total: true, rate: true}
+	if got := ansi.Strip(m.values(m.snap.Ports[1].Ref, &cd, cols)); !strings.HasSuffix(got, " ≥2.00") {
+		t.Errorf("saturated in the interval: %q, want the rate marked ≥", got)
+	}
+	m = feed(t, m, f, 3) // reset at sample 5: 255 -> 1
+	cd = m.snap.Ports[1].Counters[1]
+	if !cd.Reset {
+		t.Fatalf("script: %+v", cd)
+	}
+	if got := ansi.Strip(m.values(m.snap.Ports[1].Ref, &cd, cols)); !strings.HasSuffix(got, " ≥1.00") {
+		t.Errorf("reset: %q, want the rate marked ≥", got)
+	}
+}
