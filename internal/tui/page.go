@@ -208,17 +208,19 @@ func formatInterval(d time.Duration) string {
 
 // history lists the port's recent samples, newest first: Δ per sample of each
 // readable counter (in the all-counters view, of those that counted something).
-// Each column is as wide as its widest cell; the columns that do not fit the
-// terminal are left out and counted.
+// A row is one sample: a counter's cell is on the row of the sample it came from
+// (the counters only the all-counters view reads have none from before it was
+// turned on). Each column is as wide as its widest cell; the columns that do not
+// fit the terminal are left out and counted.
 func (m Model) history(pg *page, p *query.PortDelta) {
 	type col struct {
 		title string
-		cells []string // oldest first, like pts
+		cells map[time.Time]string // by the sample's time
 		width int
 	}
 	var cols []col
-	var pts [][]point
-	n := 0
+	var rows []point // a point of each sample, for its time and interval
+	seen := map[time.Time]bool{}
 	for j, c := range m.snap.Counters {
 		if !p.Counters[j].OK() {
 			continue
@@ -230,32 +232,30 @@ func (m Model) history(pg *page, p *query.PortDelta) {
 		if m.all && !slices.ContainsFunc(ps, func(pt point) bool { return pt.delta > 0 || pt.kind == pointSaturated || pt.kind == pointReset }) {
 			continue
 		}
-		cl := col{title: ansi.Truncate(title(c.Name), 14, "…")}
+		cl := col{title: ansi.Truncate(title(c.Name), 14, "…"), cells: map[time.Time]string{}}
 		cl.width = ansi.StringWidth(cl.title)
 		for _, pt := range ps {
 			s := historyCell(pt)
-			cl.cells = append(cl.cells, s)
+			cl.cells[pt.at] = s
 			cl.width = max(cl.width, ansi.StringWidth(s))
+			if !seen[pt.at] {
+				seen[pt.at] = true
+				rows = append(rows, pt)
+			}
 		}
 		cols = append(cols, cl)
-		pts = append(pts, ps)
-		n = max(n, len(ps))
 	}
 	pg.line(m.st.title.Render("HISTORY") + m.st.dim.Render(" Δ per sample, newest first"))
-	if len(cols) == 0 || n == 0 {
-		if n == 0 {
-			pg.para("  ", "(a delta needs two samples)", &m.st.dim)
-		} else {
-			pg.para("  ", fmt.Sprintf("no counter of this port counted anything in the last %d samples", n), &m.st.dim)
-		}
+	if len(cols) == 0 {
+		pg.para("  ", "(a delta needs two samples)", &m.st.dim)
 		return
 	}
-	// The row's time and interval come from its first column's point. Under a
-	// second, samples share a second: the time shows tenths.
+	slices.SortFunc(rows, func(a, b point) int { return b.at.Compare(a.at) })
+	rows = rows[:min(len(rows), histLen)]
+	// Under a second, samples share a second: the time shows tenths.
 	timeFmt := "15:04:05"
 	wInt := len("INTERVAL")
-	for i := range n {
-		pt := rowPoint(pts, i)
+	for _, pt := range rows {
 		if pt.interval < time.Second {
 			timeFmt = "15:04:05.0"
 		}
@@ -275,31 +275,16 @@ func (m Model) history(pg *page, p *query.PortDelta) {
 		h += "  " + pad(c.title, c.width, true)
 	}
 	pg.line(m.st.title.Render(h))
-	for i := n - 1; i >= 0; i-- {
-		pt := rowPoint(pts, i)
+	for _, pt := range rows {
 		l := pt.at.Format(timeFmt) + " " + pad(formatInterval(pt.interval), wInt, true)
 		for _, c := range cols[:shown] {
-			s := ""
-			if i < len(c.cells) {
-				s = c.cells[i]
-			}
-			l += "  " + pad(s, c.width, true)
+			l += "  " + pad(c.cells[pt.at], c.width, true)
 		}
 		pg.line(l)
 	}
 	if left := len(cols) - shown; left > 0 {
 		pg.para("  ", fmt.Sprintf("(%d more counter(s) not shown: the terminal is too narrow for their columns)", left), &m.st.dim)
 	}
-}
-
-// rowPoint is row i's point in the first column that has one.
-func rowPoint(pts [][]point, i int) point {
-	for _, ps := range pts {
-		if i < len(ps) {
-			return ps[i]
-		}
-	}
-	return point{}
 }
 
 // historyCell is one sample of one counter in the history.

@@ -300,3 +300,47 @@ func TestDetailValidCountLowerBound(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryRowsByTime: a row of the history is one sample: each counter's cell
+// sits on the row of the sample it came from. The counters only --all-counters reads
+// have fewer samples than the partition counters after a toggle (a), and were laid
+// out from the oldest row, beside samples taken before they were read at all.
+func TestHistoryRowsByTime(t *testing.T) {
+	cs := sets()
+	sample := func(i int, all bool, symbol uint64) *query.Sample {
+		s := &query.Sample{Time: t0.Add(time.Duration(i) * time.Second), Counters: cs.Violations}
+		if all {
+			s.Counters = cs.All
+		}
+		ps := query.PortSample{Ref: ref("mlx5_0", 1), State: "ACTIVE"}
+		for _, c := range s.Counters {
+			switch c.Name {
+			case query.RcvConstraintErrors:
+				ps.Readings = append(ps.Readings, val(uint64(i)))
+			case "symbol_error":
+				ps.Readings = append(ps.Readings, val(symbol))
+			default:
+				ps.Readings = append(ps.Readings, val(0))
+			}
+		}
+		s.Ports = []query.PortSample{ps}
+		return s
+	}
+	m := sized(New(Options{Interval: time.Second}), 120, 60)
+	for i := range 5 {
+		m, _ = step(t, m, sampleMsg{sample: sample(i, false, 0)})
+	}
+	m.all = true
+	for i, sym := range []uint64{10, 17} { // samples 5 and 6: symbol_error +7 in 6
+		m, _ = step(t, m, sampleMsg{sample: sample(5+i, true, sym)})
+	}
+	m, _ = step(t, m, keyMsg("enter"))
+	d := ansi.Strip(m.detail())
+	hist := d[strings.Index(d, "HISTORY"):strings.Index(d, "P_KEY TABLE")]
+	for _, l := range strings.Split(hist, "\n") {
+		if strings.HasPrefix(l, "12:00:0") && strings.Contains(l, "+7") != strings.HasPrefix(l, "12:00:06") {
+			t.Errorf("symbol_error's +7 (sample 12:00:06) is on the wrong row:\n%s", hist)
+			break
+		}
+	}
+}
