@@ -221,6 +221,7 @@ func (m Model) history(pg *page, p *query.PortDelta) {
 	var cols []col
 	var rows []point // a point of each sample, for its time and interval
 	seen := map[time.Time]bool{}
+	deltas := 0 // the most samples with a delta of any readable counter
 	for j, c := range m.snap.Counters {
 		if !p.Counters[j].OK() {
 			continue
@@ -229,6 +230,7 @@ func (m Model) history(pg *page, p *query.PortDelta) {
 		if ps == nil {
 			continue
 		}
+		deltas = max(deltas, len(ps))
 		if m.all && !slices.ContainsFunc(ps, func(pt point) bool { return pt.delta > 0 || pt.kind == pointSaturated || pt.kind == pointReset }) {
 			continue
 		}
@@ -246,8 +248,12 @@ func (m Model) history(pg *page, p *query.PortDelta) {
 		cols = append(cols, cl)
 	}
 	pg.line(m.st.title.Render("HISTORY") + m.st.dim.Render(" Δ per sample, newest first"))
-	if len(cols) == 0 {
+	switch {
+	case deltas == 0:
 		pg.para("  ", "(a delta needs two samples)", &m.st.dim)
+		return
+	case len(cols) == 0: // the all-counters view, and nothing counted
+		pg.para("  ", fmt.Sprintf("no counter of this port counted anything in the last %d samples", deltas), &m.st.dim)
 		return
 	}
 	slices.SortFunc(rows, func(a, b point) int { return b.at.Compare(a.at) })

@@ -344,3 +344,24 @@ func TestHistoryRowsByTime(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryNothingCounted: in the all-counters view, a port none of whose
+// counters counted anything says so, not "(a delta needs two samples)" after many:
+// the message for nothing counted could not be reached.
+func TestHistoryNothingCounted(t *testing.T) {
+	f := &fakeSampler{}
+	m := newModel(f)
+	m.all = true
+	m = feed(t, m, f, 4)
+	m.selected = ref("mlx5_1", 2) // DOWN, every counter 0
+	m, _ = step(t, m, keyMsg("enter"))
+	d := ansi.Strip(m.detail())
+	if !strings.Contains(d, "no counter of this port counted anything in the last 3 samples") {
+		t.Errorf("a quiet port after 4 samples:\n%s", d)
+	}
+	m = feed(t, newModel(f), &fakeSampler{}, 1)
+	m, _ = step(t, m, keyMsg("enter"))
+	if d := ansi.Strip(m.detail()); !strings.Contains(d, "(a delta needs two samples)") {
+		t.Errorf("after one sample:\n%s", d)
+	}
+}
