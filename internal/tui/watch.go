@@ -411,14 +411,13 @@ func (m Model) resample() (Model, tea.Cmd) {
 }
 
 func (m Model) setInterval(step int) (Model, tea.Cmd) {
-	i := 0
-	for i < len(intervals)-1 && intervals[i] < m.interval {
-		i++
+	i, found := slices.BinarySearch(intervals, m.interval)
+	switch {
+	case found:
+		i += step
+	case step < 0:
+		i-- // between two steps (or past the last): "faster" is the one below
 	}
-	if intervals[i] != m.interval && step < 0 {
-		i++ // between two steps: "faster" goes to the lower one
-	}
-	i += step
 	if i < 0 || i >= len(intervals) {
 		return m, nil
 	}

@@ -460,3 +460,28 @@ func TestRateLowerBound(t *testing.T) {
 		t.Errorf("reset: %q, want the rate marked ≥", got)
 	}
 }
+
+// TestIntervalBetweenSteps: from an --interval between two of the steps (1.5s),
+// - (faster) goes to the step below and + (slower) to the step above; beyond the
+// last step, - goes to the last one and + stays.
+func TestIntervalBetweenSteps(t *testing.T) {
+	for _, tc := range []struct {
+		from time.Duration
+		key  string
+		want time.Duration
+	}{
+		{1500 * time.Millisecond, "-", time.Second},
+		{1500 * time.Millisecond, "+", 2 * time.Second},
+		{time.Second, "-", 500 * time.Millisecond},
+		{time.Second, "+", 2 * time.Second},
+		{5 * time.Minute, "-", time.Minute},
+		{5 * time.Minute, "+", 5 * time.Minute},
+		{50 * time.Millisecond, "-", 50 * time.Millisecond},
+		{50 * time.Millisecond, "+", 100 * time.Millisecond},
+	} {
+		m := New(Options{Sampler: &fakeSampler{}, Interval: tc.from})
+		if m, _ = step(t, m, keyMsg(tc.key)); m.interval != tc.want {
+			t.Errorf("%s from %s: %s, want %s", tc.key, tc.from, m.interval, tc.want)
+		}
+	}
+}
