@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Sampler reads one sample; *query.Sampler is one, tests use fakes. Take runs inside
@@ -225,7 +226,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m, cmd = m.key(msg)
 	case tea.PasteMsg:
 		if m.filtering {
-			m.filter += strings.Join(strings.Fields(msg.Content), " ")
+			// Pasted text is drawn in the header: escaped as names are (a name
+			// holding a control character matches its escaped form).
+			m.filter += textsafe.Text(strings.Join(strings.Fields(msg.Content), " "))
 		}
 	}
 	return m.layout(), cmd

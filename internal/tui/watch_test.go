@@ -485,3 +485,22 @@ func TestIntervalBetweenSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestPastedFilterIsSafe: text pasted into the filter is drawn in the header, so
+// its control characters are escaped as a name's are (textsafe), never sent to the
+// terminal: a pasted OSC could set the window title, a CSI move the cursor.
+func TestPastedFilterIsSafe(t *testing.T) {
+	f := &fakeSampler{}
+	m := feed(t, newModel(f), f, 1)
+	m, _ = step(t, m, keyMsg("/"))
+	m, _ = step(t, m, tea.PasteMsg{Content: "mlx5\x1b]0;pwned\x07\x1b[2J\u009b31m"})
+	v := m.View().Content
+	for _, bad := range []string{"\x1b]0;", "\x07", "\x1b[2J", "\u009b"} {
+		if strings.Contains(v, bad) {
+			t.Errorf("the pasted %q reached the screen", bad)
+		}
+	}
+	if !strings.Contains(ansi.Strip(v), `filter: mlx5\x1b]0;pwned\x07\x1b[2J\u009b31m`) {
+		t.Errorf("the filter is not shown escaped:\n%s", ansi.Strip(v))
+	}
+}
