@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ibkey/ibkey/internal/ibverbs"
@@ -363,5 +364,33 @@ func TestHistoryNothingCounted(t *testing.T) {
 	m, _ = step(t, m, keyMsg("enter"))
 	if d := ansi.Strip(m.detail()); !strings.Contains(d, "(a delta needs two samples)") {
 		t.Errorf("after one sample:\n%s", d)
+	}
+}
+
+// TestDrillDownRereadsTable: each time a port is opened its P_Key table is read
+// again: a table read minutes ago was shown as the port's table, with no word of
+// when it was read, after the SM had changed it.
+func TestDrillDownRereadsTable(t *testing.T) {
+	reads := 0
+	load := func(query.PortRef, string) (*query.PortView, error) {
+		reads++
+		raw := []ibverbs.PKeyEntry{{Index: 0, Value: 0xffff}, {Index: 1, Value: 0x8000 | uint16(reads)}}
+		return &query.PortView{Port: &ibverbs.Port{State: ibverbs.Enum{Num: ibverbs.StateActive, Name: "ACTIVE"}},
+			Table: query.DecodeTable(raw)}, nil
+	}
+	f := &fakeSampler{}
+	m := New(Options{Sampler: f, Interval: time.Second, LoadPort: load})
+	m = feed(t, sized(m, 120, 40), f, 1)
+	for want := 1; want <= 2; want++ {
+		var cmd tea.Cmd
+		m, cmd = step(t, m, keyMsg("enter"))
+		if cmd == nil {
+			t.Fatalf("open %d: the table is not read", want)
+		}
+		m, _ = step(t, m, cmd())
+		if d := ansi.Strip(m.detail()); reads != want || !strings.Contains(d, fmt.Sprintf("0x800%d", want)) {
+			t.Fatalf("open %d: %d reads:\n%s", want, reads, d)
+		}
+		m, _ = step(t, m, keyMsg("esc"))
 	}
 }

@@ -345,9 +345,7 @@ func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		}
 		m.screen = screenDetail
 		m.vp.GotoTop()
-		if m.port.ref == m.selected && !m.port.pending && m.port.err == nil && m.port.view != nil {
-			return m, nil // read already
-		}
+		// Read each time the port is opened: the SM may have changed the table since.
 		m.port = portLoad{ref: m.selected}
 		if m.loadPort == nil {
 			return m, nil
