@@ -78,7 +78,8 @@ type CounterDelta struct {
 	// does, as perfquery -R sends).
 	Reset bool
 	// Total is the sum of deltas since the on-screen baseline; TotalLowerBound when
-	// counts were lost to saturation or to a reset.
+	// counts were lost to saturation or to a reset, or the counter was first read
+	// after the baseline.
 	Total           uint64
 	TotalLowerBound bool
 }
@@ -133,7 +134,9 @@ func (t *Tracker) observe(port PortRef, c Counter, r Reading, now time.Time) Cou
 	atMax := max != 0 && v == max
 	switch {
 	case !st.have:
-		// First reading: a baseline, no delta.
+		// First reading: a baseline, no delta. Read after the baseline (not sampled
+		// or not readable until now), its total misses what came before.
+		st.totalLow = now.After(t.Base)
 	case v < st.value:
 		// Error counters only go down when reset (perfquery -R, a driver restart);
 		// the counts since then are the new value, and the ones between the

@@ -504,3 +504,34 @@ func TestPastedFilterIsSafe(t *testing.T) {
 		t.Errorf("the filter is not shown escaped:\n%s", ansi.Strip(v))
 	}
 }
+
+// TestTotalOfALateCounter: TOTAL is "since" the baseline the header names; a
+// counter first read after it (one only --all-counters reads, after a; one that
+// was n/a or failed until then) did not count from the baseline, so its total is
+// a lower bound (≥), not the exact count since then that it was shown as.
+func TestTotalOfALateCounter(t *testing.T) {
+	f := &fakeSampler{}
+	m := feed(t, newModel(f), f, 2)
+	m, cmd := step(t, m, keyMsg("a"))
+	m, _ = step(t, m, cmd())
+	m, _ = step(t, m, sampleMsg{sample: f.Take(true)})
+	p := m.snap.Ports[0]
+	for j, c := range m.snap.Counters {
+		cd := p.Counters[j]
+		if !cd.OK() {
+			continue
+		}
+		partition := c.Name == query.RcvConstraintErrors || c.Name == query.XmitConstraintErrors
+		if cd.TotalLowerBound == partition {
+			t.Errorf("%s: total %d, lower bound %v: read since the baseline: %v", c.Name, cd.Total, cd.TotalLowerBound, partition)
+		}
+	}
+	// b: the baseline is now, and every counter has been read since.
+	m, _ = step(t, m, keyMsg("b"))
+	m, _ = step(t, m, sampleMsg{sample: f.Take(true)})
+	for j, c := range m.snap.Counters {
+		if cd := m.snap.Ports[0].Counters[j]; cd.OK() && cd.TotalLowerBound {
+			t.Errorf("after b: %s total %d given as a lower bound", c.Name, cd.Total)
+		}
+	}
+}
