@@ -54,6 +54,18 @@ type PortDelta struct {
 	Activity uint64
 }
 
+// StateWord is the port's state, or why it has none: NOREPLY, a port on the fabric
+// did not answer this time (it may again); GONE, a local port went away.
+func (p *PortDelta) StateWord() string {
+	switch {
+	case p.Err == "":
+		return p.State
+	case p.Address != "":
+		return "NOREPLY"
+	}
+	return "GONE"
+}
+
 // CounterDelta is one counter of one port in a snapshot.
 type CounterDelta struct {
 	Name   string

@@ -143,7 +143,7 @@ func (m Model) detail() string {
 	if p.Address != "" {
 		pg.para("address  ", p.Address, nil)
 	}
-	pg.para("state    ", portState(p), nil)
+	pg.para("state    ", p.StateWord(), nil)
 	if p.Err != "" {
 		pg.para(m.st.warn.Render("error")+"    ", p.Err, &m.st.warn)
 	}

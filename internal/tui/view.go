@@ -202,17 +202,6 @@ func cell(text string, w int, right bool, st *lipgloss.Style) string {
 // pad is cell without a style.
 func pad(s string, w int, right bool) string { return cell(s, w, right, nil) }
 
-// portState is the state column: the port's state, or why it has none.
-func portState(p *query.PortDelta) string {
-	switch {
-	case p.Err == "":
-		return p.State
-	case p.Address != "":
-		return "NOREPLY" // a fabric port did not answer (it may again)
-	}
-	return "GONE" // a local port went away
-}
-
 // portWidth is the port column's width: the longest name, up to a cap that leaves
 // the counters room (longer names end in …; the drill-down shows them whole).
 func (m Model) portWidth(rows []*query.PortDelta) int {
@@ -231,19 +220,17 @@ func (m Model) portWidth(rows []*query.PortDelta) int {
 }
 
 func (m Model) lead(p *query.PortDelta, pw int) string {
-	sel, moved := " ", " "
-	if p.Ref == m.selected {
-		sel = ">"
-	}
-	name := cell(ansi.Truncate(p.Ref.String(), pw, "…"), pw, false, nil)
+	moved := " "
+	var st *lipgloss.Style
 	if p.Moved {
-		moved = m.st.movedRow.Render("▶")
-		name = cell(ansi.Truncate(p.Ref.String(), pw, "…"), pw, false, &m.st.movedRow)
+		moved, st = m.st.movedRow.Render("▶"), &m.st.movedRow
 	}
+	name := cell(ansi.Truncate(p.Ref.String(), pw, "…"), pw, false, st)
+	sel := " "
 	if p.Ref == m.selected {
-		name = m.st.selected.Render(ansi.Strip(name))
+		sel, name = ">", m.st.selected.Render(ansi.Strip(name))
 	}
-	return sel + moved + name + " " + cell(portState(p), wState, false, nil)
+	return sel + moved + name + " " + cell(p.StateWord(), wState, false, nil)
 }
 
 const wTrend = 6

@@ -439,7 +439,7 @@ func (m Model) rows() []*query.PortDelta {
 	var out []*query.PortDelta
 	for i := range m.snap.Ports {
 		p := &m.snap.Ports[i]
-		if f != "" && !strings.Contains(strings.ToLower(p.Ref.String()+" "+p.Address+" "+p.State+" "+portState(p)), f) {
+		if f != "" && !strings.Contains(strings.ToLower(p.Ref.String()+" "+p.Address+" "+p.State+" "+p.StateWord()), f) {
 			continue
 		}
 		out = append(out, p)

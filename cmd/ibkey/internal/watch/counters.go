@@ -721,7 +721,7 @@ func countersTable(w io.Writer, snap *query.Snapshot, once bool) error {
 // makes a text one field (cmdutil.PlainCell) or leaves it.
 func countersFields(snap *query.Snapshot, p query.PortDelta, once bool, cell func(string) string) (string, []string) {
 	if p.Err != "" {
-		return goneWord(p), []string{"error=" + cell(p.Err)}
+		return p.StateWord(), []string{"error=" + cell(p.Err)}
 	}
 	var fields []string
 	for j, c := range p.Counters {
@@ -758,7 +758,7 @@ func countersFields(snap *query.Snapshot, p query.PortDelta, once bool, cell fun
 		}
 		fields = append(fields, b.String())
 	}
-	return cell(p.State), fields
+	return cell(p.StateWord()), fields
 }
 
 // namedSource: plain lines name a counter's source when it is verbs (the violation
@@ -767,15 +767,6 @@ func countersFields(snap *query.Snapshot, p query.PortDelta, once bool, cell fun
 // were (sysfs locally, MADs over the fabric) keep their short form.
 func namedSource(c query.Counter, d query.CounterDelta) bool {
 	return d.Source == query.SourceVerbs || d.Source != c.Source.Name()
-}
-
-// goneWord stands for the state of a port that could not be read: a local port went
-// away; a port on the fabric did not answer (it may again).
-func goneWord(p query.PortDelta) string {
-	if p.Address != "" {
-		return "NOREPLY"
-	}
-	return "GONE"
 }
 
 type counterJSON struct {
