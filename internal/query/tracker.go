@@ -79,6 +79,10 @@ type CounterDelta struct {
 	HasDelta bool
 	Delta    uint64
 	Rate     float64 // per second, over the time since the previous good reading
+	// Since is when that previous reading was taken, with HasDelta: the previous
+	// sample's time, or earlier when the counter was not read in between (its port
+	// gone or not answering, a failed read, a counter the screen did not sample).
+	Since time.Time
 	// Saturated: the counter is at its maximum (2^width-1). Error counters saturate
 	// rather than wrap (IBA 16.1.3.5: PortCounters error
 	// fields stop at their maximum value): from now on counts are lost, and a Delta
@@ -161,6 +165,7 @@ func (t *Tracker) observe(port PortRef, c Counter, r Reading, now time.Time) Cou
 		cd.HasDelta, cd.Delta = true, v-st.value
 	}
 	if cd.HasDelta {
+		cd.Since = st.at
 		if dt := now.Sub(st.at).Seconds(); dt > 0 {
 			cd.Rate = float64(cd.Delta) / dt
 		}

@@ -238,6 +238,9 @@ func (m Model) history(pg *page, p *query.PortDelta) {
 		cl.width = ansi.StringWidth(cl.title)
 		for _, pt := range ps {
 			s := historyCell(pt)
+			if pt.span > 0 && !similar(pt.span, pt.interval) {
+				s += " in " + formatInterval(pt.span) // not read in between: since it last was
+			}
 			cl.cells[pt.at] = s
 			cl.width = max(cl.width, ansi.StringWidth(s))
 			if !seen[pt.at] {
@@ -389,7 +392,7 @@ var helpColumns = []struct{ term, text string }{
 	{"Q_KEY VIOL", "PortInfo Q_KeyViolations: datagrams with a Q_Key that did not match. (IBA vol. 1: PortCounters 16.1.3.5, PortInfo 14.2.5.6)"},
 	{"VALUE", "the hardware counter now. ! it is at its maximum: it stopped counting, later drops are lost (error counters saturate, they do not wrap)."},
 	{"TOTAL", "the sum of deltas since the baseline (b); ≥ a lower bound (counts lost to saturation or a reset)."},
-	{"Δ", "the change over the last interval; ↺ the counter was reset (the delta counts from 0: a lower bound); ? saturated: unknown, not 0."},
+	{"Δ", "the change over the last interval, or since the counter was last read when it was not read in between (the history says over how long); ↺ the counter was reset (the delta counts from 0: a lower bound); ? saturated: unknown, not 0."},
 	{"/s", "the rate over the time since the previous reading; ≥ a lower bound, as its Δ is (saturated or reset)."},
 	{"TREND", "one cell per sample taken at the current interval, newest on the right (samples at another interval, before + or - or a pause, are left out): · nothing counted; a bar per decade of the rate: ▁ under 1/s, ▂ 1-10/s, ▃ 10-100/s, ▄ 100-1k/s, ▅ 1k-10k/s, ▆ 10k-100k/s, ▇ 100k-1M/s, █ more; ↺ reset; ! saturated (counts lost); blank: not known."},
 	{"n/a", "not read from this source, or a counter the port does not have; the reasons are below. n/a is never 0."},
