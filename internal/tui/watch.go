@@ -470,8 +470,9 @@ func rowOf(rows []*query.PortDelta, ref query.PortRef) int {
 // Nothing here waits for an answer from the terminal: the styles do not depend on
 // its background colour, and the colour profile is given (tea.WithColorProfile), not
 // detected. bubbletea v2 asks once, at start, whether the terminal has synchronized
-// output (DECRQM 2026 and 2027) and goes on without waiting; an answer only turns
-// that on.
+// output (DECRQM 2026 and 2027) and, with its first frame, for the kitty keyboard
+// flags (CSI ? u), and goes on without waiting for either; an answer only turns
+// features on (bubbletea v2.1.1: tea.go Run, cursed_renderer.go).
 func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 	profile := colorprofile.ASCII
 	if o.Color {
