@@ -129,10 +129,8 @@ func (m Model) detail() string {
 	pg := &page{width: m.width}
 	var p *query.PortDelta
 	if m.snap != nil {
-		for i := range m.snap.Ports {
-			if m.snap.Ports[i].Ref == m.selected {
-				p = &m.snap.Ports[i]
-			}
+		if i := slices.IndexFunc(m.snap.Ports, func(d query.PortDelta) bool { return d.Ref == m.selected }); i >= 0 {
+			p = &m.snap.Ports[i]
 		}
 	}
 	if p == nil {

@@ -50,12 +50,7 @@ var longTitles = map[string]string{
 	query.XmitConstraintErrors: "XMIT CONSTRAINT",
 }
 
-func title(name string) string {
-	if t := titles[name]; t != "" {
-		return t
-	}
-	return name
-}
+func title(name string) string { return cmp.Or(titles[name], name) }
 
 // Column widths.
 const (
@@ -80,8 +75,7 @@ func (m Model) View() tea.View {
 
 // render draws the screen's text. It reads only the model.
 func (m Model) render() string {
-	switch m.screen {
-	case screenDetail, screenHelp:
+	if m.screen != screenTable {
 		return m.fit(m.pageView())
 	}
 	var b strings.Builder
