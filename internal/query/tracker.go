@@ -54,6 +54,18 @@ type PortDelta struct {
 	Activity uint64
 }
 
+// StateWord is the port's state, or why it has none: NOREPLY, a port on the fabric
+// did not answer this time (it may again); GONE, a local port went away.
+func (p *PortDelta) StateWord() string {
+	switch {
+	case p.Err == "":
+		return p.State
+	case p.Address != "":
+		return "NOREPLY"
+	}
+	return "GONE"
+}
+
 // CounterDelta is one counter of one port in a snapshot.
 type CounterDelta struct {
 	Name   string
@@ -67,6 +79,10 @@ type CounterDelta struct {
 	HasDelta bool
 	Delta    uint64
 	Rate     float64 // per second, over the time since the previous good reading
+	// Since is when that previous reading was taken, with HasDelta: the previous
+	// sample's time, or earlier when the counter was not read in between (its port
+	// gone or not answering, a failed read, a counter the screen did not sample).
+	Since time.Time
 	// Saturated: the counter is at its maximum (2^width-1). Error counters saturate
 	// rather than wrap (IBA 16.1.3.5: PortCounters error
 	// fields stop at their maximum value): from now on counts are lost, and a Delta
@@ -78,7 +94,8 @@ type CounterDelta struct {
 	// does, as perfquery -R sends).
 	Reset bool
 	// Total is the sum of deltas since the on-screen baseline; TotalLowerBound when
-	// counts were lost to saturation or to a reset.
+	// counts were lost to saturation or to a reset, or the counter was first read
+	// after the baseline.
 	Total           uint64
 	TotalLowerBound bool
 }
@@ -133,7 +150,9 @@ func (t *Tracker) observe(port PortRef, c Counter, r Reading, now time.Time) Cou
 	atMax := max != 0 && v == max
 	switch {
 	case !st.have:
-		// First reading: a baseline, no delta.
+		// First reading: a baseline, no delta. Read after the baseline (not sampled
+		// or not readable until now), its total misses what came before.
+		st.totalLow = now.After(t.Base)
 	case v < st.value:
 		// Error counters only go down when reset (perfquery -R, a driver restart);
 		// the counts since then are the new value, and the ones between the
@@ -146,6 +165,7 @@ func (t *Tracker) observe(port PortRef, c Counter, r Reading, now time.Time) Cou
 		cd.HasDelta, cd.Delta = true, v-st.value
 	}
 	if cd.HasDelta {
+		cd.Since = st.at
 		if dt := now.Sub(st.at).Seconds(); dt > 0 {
 			cd.Rate = float64(cd.Delta) / dt
 		}

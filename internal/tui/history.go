@@ -25,9 +25,12 @@ const (
 type point struct {
 	at       time.Time
 	interval time.Duration // since the previous sample (the pause too, when there was one)
-	kind     pointKind
-	delta    uint64 // a lower bound when saturated is set together with a delta
-	rate     float64
+	// span is how long a delta covers: the interval, or longer when the counter was
+	// not read in between (query.CounterDelta.Since); 0 without a delta.
+	span  time.Duration
+	kind  pointKind
+	delta uint64 // a lower bound when saturated is set together with a delta
+	rate  float64
 }
 
 type histKey struct {
@@ -50,6 +53,9 @@ func (h history) add(s *query.Snapshot) {
 			pt := point{at: s.Time, interval: s.Interval}
 			if p.Err == "" && j < len(p.Counters) {
 				cd := &p.Counters[j]
+				if cd.HasDelta {
+					pt.span = s.Time.Sub(cd.Since)
+				}
 				switch {
 				case !cd.OK():
 				case cd.Reset:

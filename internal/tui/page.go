@@ -129,10 +129,8 @@ func (m Model) detail() string {
 	pg := &page{width: m.width}
 	var p *query.PortDelta
 	if m.snap != nil {
-		for i := range m.snap.Ports {
-			if m.snap.Ports[i].Ref == m.selected {
-				p = &m.snap.Ports[i]
-			}
+		if i := slices.IndexFunc(m.snap.Ports, func(d query.PortDelta) bool { return d.Ref == m.selected }); i >= 0 {
+			p = &m.snap.Ports[i]
 		}
 	}
 	if p == nil {
@@ -143,7 +141,7 @@ func (m Model) detail() string {
 	if p.Address != "" {
 		pg.para("address  ", p.Address, nil)
 	}
-	pg.para("state    ", portState(p), nil)
+	pg.para("state    ", p.StateWord(), nil)
 	if p.Err != "" {
 		pg.para(m.st.warn.Render("error")+"    ", p.Err, &m.st.warn)
 	}
@@ -208,17 +206,20 @@ func formatInterval(d time.Duration) string {
 
 // history lists the port's recent samples, newest first: Δ per sample of each
 // readable counter (in the all-counters view, of those that counted something).
-// Each column is as wide as its widest cell; the columns that do not fit the
-// terminal are left out and counted.
+// A row is one sample: a counter's cell is on the row of the sample it came from
+// (the counters only the all-counters view reads have none from before it was
+// turned on). Each column is as wide as its widest cell; the columns that do not
+// fit the terminal are left out and counted.
 func (m Model) history(pg *page, p *query.PortDelta) {
 	type col struct {
 		title string
-		cells []string // oldest first, like pts
+		cells map[time.Time]string // by the sample's time
 		width int
 	}
 	var cols []col
-	var pts [][]point
-	n := 0
+	var rows []point // a point of each sample, for its time and interval
+	seen := map[time.Time]bool{}
+	deltas := 0 // the most samples with a delta of any readable counter
 	for j, c := range m.snap.Counters {
 		if !p.Counters[j].OK() {
 			continue
@@ -227,35 +228,41 @@ func (m Model) history(pg *page, p *query.PortDelta) {
 		if ps == nil {
 			continue
 		}
+		deltas = max(deltas, len(ps))
 		if m.all && !slices.ContainsFunc(ps, func(pt point) bool { return pt.delta > 0 || pt.kind == pointSaturated || pt.kind == pointReset }) {
 			continue
 		}
-		cl := col{title: ansi.Truncate(title(c.Name), 14, "…")}
+		cl := col{title: ansi.Truncate(title(c.Name), 14, "…"), cells: map[time.Time]string{}}
 		cl.width = ansi.StringWidth(cl.title)
 		for _, pt := range ps {
 			s := historyCell(pt)
-			cl.cells = append(cl.cells, s)
+			if pt.span > 0 && !similar(pt.span, pt.interval) {
+				s += " in " + formatInterval(pt.span) // not read in between: since it last was
+			}
+			cl.cells[pt.at] = s
 			cl.width = max(cl.width, ansi.StringWidth(s))
+			if !seen[pt.at] {
+				seen[pt.at] = true
+				rows = append(rows, pt)
+			}
 		}
 		cols = append(cols, cl)
-		pts = append(pts, ps)
-		n = max(n, len(ps))
 	}
 	pg.line(m.st.title.Render("HISTORY") + m.st.dim.Render(" Δ per sample, newest first"))
-	if len(cols) == 0 || n == 0 {
-		if n == 0 {
-			pg.para("  ", "(a delta needs two samples)", &m.st.dim)
-		} else {
-			pg.para("  ", fmt.Sprintf("no counter of this port counted anything in the last %d samples", n), &m.st.dim)
-		}
+	switch {
+	case deltas == 0:
+		pg.para("  ", "(a delta needs two samples)", &m.st.dim)
+		return
+	case len(cols) == 0: // the all-counters view, and nothing counted
+		pg.para("  ", fmt.Sprintf("no counter of this port counted anything in the last %d samples", deltas), &m.st.dim)
 		return
 	}
-	// The row's time and interval come from its first column's point. Under a
-	// second, samples share a second: the time shows tenths.
+	slices.SortFunc(rows, func(a, b point) int { return b.at.Compare(a.at) })
+	rows = rows[:min(len(rows), histLen)]
+	// Under a second, samples share a second: the time shows tenths.
 	timeFmt := "15:04:05"
 	wInt := len("INTERVAL")
-	for i := range n {
-		pt := rowPoint(pts, i)
+	for _, pt := range rows {
 		if pt.interval < time.Second {
 			timeFmt = "15:04:05.0"
 		}
@@ -275,31 +282,16 @@ func (m Model) history(pg *page, p *query.PortDelta) {
 		h += "  " + pad(c.title, c.width, true)
 	}
 	pg.line(m.st.title.Render(h))
-	for i := n - 1; i >= 0; i-- {
-		pt := rowPoint(pts, i)
+	for _, pt := range rows {
 		l := pt.at.Format(timeFmt) + " " + pad(formatInterval(pt.interval), wInt, true)
 		for _, c := range cols[:shown] {
-			s := ""
-			if i < len(c.cells) {
-				s = c.cells[i]
-			}
-			l += "  " + pad(s, c.width, true)
+			l += "  " + pad(c.cells[pt.at], c.width, true)
 		}
 		pg.line(l)
 	}
 	if left := len(cols) - shown; left > 0 {
 		pg.para("  ", fmt.Sprintf("(%d more counter(s) not shown: the terminal is too narrow for their columns)", left), &m.st.dim)
 	}
-}
-
-// rowPoint is row i's point in the first column that has one.
-func rowPoint(pts [][]point, i int) point {
-	for _, ps := range pts {
-		if i < len(ps) {
-			return ps[i]
-		}
-	}
-	return point{}
 }
 
 // historyCell is one sample of one counter in the history.
@@ -398,8 +390,8 @@ var helpColumns = []struct{ term, text string }{
 	{"Q_KEY VIOL", "PortInfo Q_KeyViolations: datagrams with a Q_Key that did not match. (IBA vol. 1: PortCounters 16.1.3.5, PortInfo 14.2.5.6)"},
 	{"VALUE", "the hardware counter now. ! it is at its maximum: it stopped counting, later drops are lost (error counters saturate, they do not wrap)."},
 	{"TOTAL", "the sum of deltas since the baseline (b); ≥ a lower bound (counts lost to saturation or a reset)."},
-	{"Δ", "the change over the last interval; ↺ the counter was reset (the delta counts from 0: a lower bound); ? saturated: unknown, not 0."},
-	{"/s", "the rate over the time since the previous reading."},
+	{"Δ", "the change over the last interval, or since the counter was last read when it was not read in between (the history says over how long); ↺ the counter was reset (the delta counts from 0: a lower bound); ? saturated: unknown, not 0."},
+	{"/s", "the rate over the time since the previous reading; ≥ a lower bound, as its Δ is (saturated or reset)."},
 	{"TREND", "one cell per sample taken at the current interval, newest on the right (samples at another interval, before + or - or a pause, are left out): · nothing counted; a bar per decade of the rate: ▁ under 1/s, ▂ 1-10/s, ▃ 10-100/s, ▄ 100-1k/s, ▅ 1k-10k/s, ▆ 10k-100k/s, ▇ 100k-1M/s, █ more; ↺ reset; ! saturated (counts lost); blank: not known."},
 	{"n/a", "not read from this source, or a counter the port does not have; the reasons are below. n/a is never 0."},
 }

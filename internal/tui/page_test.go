@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ibkey/ibkey/internal/ibverbs"
@@ -298,5 +299,134 @@ func TestDetailValidCountLowerBound(t *testing.T) {
 		if !containsRun(words(d), strings.Fields(want)) {
 			t.Errorf("the drill-down does not say %q:\n%s", want, d)
 		}
+	}
+}
+
+// TestHistoryRowsByTime: a row of the history is one sample: each counter's cell
+// sits on the row of the sample it came from. The counters only --all-counters reads
+// have fewer samples than the partition counters after a toggle (a), and were laid
+// out from the oldest row, beside samples taken before they were read at all.
+func TestHistoryRowsByTime(t *testing.T) {
+	cs := sets()
+	sample := func(i int, all bool, symbol uint64) *query.Sample {
+		s := &query.Sample{Time: t0.Add(time.Duration(i) * time.Second), Counters: cs.Violations}
+		if all {
+			s.Counters = cs.All
+		}
+		ps := query.PortSample{Ref: ref("mlx5_0", 1), State: "ACTIVE"}
+		for _, c := range s.Counters {
+			switch c.Name {
+			case query.RcvConstraintErrors:
+				ps.Readings = append(ps.Readings, val(uint64(i)))
+			case "symbol_error":
+				ps.Readings = append(ps.Readings, val(symbol))
+			default:
+				ps.Readings = append(ps.Readings, val(0))
+			}
+		}
+		s.Ports = []query.PortSample{ps}
+		return s
+	}
+	m := sized(New(Options{Interval: time.Second}), 120, 60)
+	for i := range 5 {
+		m, _ = step(t, m, sampleMsg{sample: sample(i, false, 0)})
+	}
+	m.all = true
+	for i, sym := range []uint64{10, 17} { // samples 5 and 6: symbol_error +7 in 6
+		m, _ = step(t, m, sampleMsg{sample: sample(5+i, true, sym)})
+	}
+	m, _ = step(t, m, keyMsg("enter"))
+	d := ansi.Strip(m.detail())
+	hist := d[strings.Index(d, "HISTORY"):strings.Index(d, "P_KEY TABLE")]
+	for _, l := range strings.Split(hist, "\n") {
+		if strings.HasPrefix(l, "12:00:0") && strings.Contains(l, "+7") != strings.HasPrefix(l, "12:00:06") {
+			t.Errorf("symbol_error's +7 (sample 12:00:06) is on the wrong row:\n%s", hist)
+			break
+		}
+	}
+}
+
+// TestHistoryNothingCounted: in the all-counters view, a port none of whose
+// counters counted anything says so, not "(a delta needs two samples)" after many:
+// the message for nothing counted could not be reached.
+func TestHistoryNothingCounted(t *testing.T) {
+	f := &fakeSampler{}
+	m := newModel(f)
+	m.all = true
+	m = feed(t, m, f, 4)
+	m.selected = ref("mlx5_1", 2) // DOWN, every counter 0
+	m, _ = step(t, m, keyMsg("enter"))
+	d := ansi.Strip(m.detail())
+	if !strings.Contains(d, "no counter of this port counted anything in the last 3 samples") {
+		t.Errorf("a quiet port after 4 samples:\n%s", d)
+	}
+	m = feed(t, newModel(f), &fakeSampler{}, 1)
+	m, _ = step(t, m, keyMsg("enter"))
+	if d := ansi.Strip(m.detail()); !strings.Contains(d, "(a delta needs two samples)") {
+		t.Errorf("after one sample:\n%s", d)
+	}
+}
+
+// TestDrillDownRereadsTable: each time a port is opened its P_Key table is read
+// again: a table read minutes ago was shown as the port's table, with no word of
+// when it was read, after the SM had changed it.
+func TestDrillDownRereadsTable(t *testing.T) {
+	reads := 0
+	load := func(query.PortRef, string) (*query.PortView, error) {
+		reads++
+		raw := []ibverbs.PKeyEntry{{Index: 0, Value: 0xffff}, {Index: 1, Value: 0x8000 | uint16(reads)}}
+		return &query.PortView{Port: &ibverbs.Port{State: ibverbs.Enum{Num: ibverbs.StateActive, Name: "ACTIVE"}},
+			Table: query.DecodeTable(raw)}, nil
+	}
+	f := &fakeSampler{}
+	m := New(Options{Sampler: f, Interval: time.Second, LoadPort: load})
+	m = feed(t, sized(m, 120, 40), f, 1)
+	for want := 1; want <= 2; want++ {
+		var cmd tea.Cmd
+		m, cmd = step(t, m, keyMsg("enter"))
+		if cmd == nil {
+			t.Fatalf("open %d: the table is not read", want)
+		}
+		m, _ = step(t, m, cmd())
+		if d := ansi.Strip(m.detail()); reads != want || !strings.Contains(d, fmt.Sprintf("0x800%d", want)) {
+			t.Fatalf("open %d: %d reads:\n%s", want, reads, d)
+		}
+		m, _ = step(t, m, keyMsg("esc"))
+	}
+}
+
+// TestHistoryDeltaAfterAGap: a port that was not read for a sample (GONE,
+// NOREPLY) comes back with the change since it was last read, which covers more
+// than its row's interval: the history says over how long, instead of showing it
+// as one interval's delta.
+func TestHistoryDeltaAfterAGap(t *testing.T) {
+	m := sized(New(Options{Interval: time.Second}), 120, 60)
+	for i := range 6 {
+		s := &query.Sample{Time: t0.Add(time.Duration(i) * time.Second), Counters: sets().Violations}
+		ps := query.PortSample{Ref: ref("mlx5_0", 1), State: "ACTIVE"}
+		if i == 3 {
+			ps = query.PortSample{Ref: ps.Ref, Err: "port went away (state file does not exist)"}
+		} else {
+			ps.Readings = []query.Reading{val(uint64(i)), val(0), na(), na()}
+		}
+		s.Ports = []query.PortSample{ps}
+		m, _ = step(t, m, sampleMsg{sample: s})
+	}
+	m, _ = step(t, m, keyMsg("enter"))
+	d := ansi.Strip(m.detail())
+	hist := d[strings.Index(d, "HISTORY"):strings.Index(d, "P_KEY TABLE")]
+	rows := 0
+	for _, l := range strings.Split(hist, "\n") {
+		if !strings.HasPrefix(l, "12:00:0") {
+			continue
+		}
+		rows++
+		gap := strings.HasPrefix(l, "12:00:04")
+		if gap != strings.Contains(l, "+2 in 2.0s") || gap != strings.Contains(l, " 0 in 2.0s") || !gap && strings.Contains(l, " in ") {
+			t.Errorf("row %q:\n%s", l, hist)
+		}
+	}
+	if rows != 5 {
+		t.Errorf("%d rows:\n%s", rows, hist)
 	}
 }

@@ -50,12 +50,7 @@ var longTitles = map[string]string{
 	query.XmitConstraintErrors: "XMIT CONSTRAINT",
 }
 
-func title(name string) string {
-	if t := titles[name]; t != "" {
-		return t
-	}
-	return name
-}
+func title(name string) string { return cmp.Or(titles[name], name) }
 
 // Column widths.
 const (
@@ -80,8 +75,7 @@ func (m Model) View() tea.View {
 
 // render draws the screen's text. It reads only the model.
 func (m Model) render() string {
-	switch m.screen {
-	case screenDetail, screenHelp:
+	if m.screen != screenTable {
 		return m.fit(m.pageView())
 	}
 	var b strings.Builder
@@ -202,17 +196,6 @@ func cell(text string, w int, right bool, st *lipgloss.Style) string {
 // pad is cell without a style.
 func pad(s string, w int, right bool) string { return cell(s, w, right, nil) }
 
-// portState is the state column: the port's state, or why it has none.
-func portState(p *query.PortDelta) string {
-	switch {
-	case p.Err == "":
-		return p.State
-	case p.Address != "":
-		return "NOREPLY" // a fabric port did not answer (it may again)
-	}
-	return "GONE" // a local port went away
-}
-
 // portWidth is the port column's width: the longest name, up to a cap that leaves
 // the counters room (longer names end in …; the drill-down shows them whole).
 func (m Model) portWidth(rows []*query.PortDelta) int {
@@ -231,19 +214,17 @@ func (m Model) portWidth(rows []*query.PortDelta) int {
 }
 
 func (m Model) lead(p *query.PortDelta, pw int) string {
-	sel, moved := " ", " "
-	if p.Ref == m.selected {
-		sel = ">"
-	}
-	name := cell(ansi.Truncate(p.Ref.String(), pw, "…"), pw, false, nil)
+	moved := " "
+	var st *lipgloss.Style
 	if p.Moved {
-		moved = m.st.movedRow.Render("▶")
-		name = cell(ansi.Truncate(p.Ref.String(), pw, "…"), pw, false, &m.st.movedRow)
+		moved, st = m.st.movedRow.Render("▶"), &m.st.movedRow
 	}
+	name := cell(ansi.Truncate(p.Ref.String(), pw, "…"), pw, false, st)
+	sel := " "
 	if p.Ref == m.selected {
-		name = m.st.selected.Render(ansi.Strip(name))
+		sel, name = ">", m.st.selected.Render(ansi.Strip(name))
 	}
-	return sel + moved + name + " " + cell(portState(p), wState, false, nil)
+	return sel + moved + name + " " + cell(p.StateWord(), wState, false, nil)
 }
 
 const wTrend = 6
@@ -432,9 +413,14 @@ func (m Model) values(ref query.PortRef, cd *query.CounterDelta, c columns) stri
 	default:
 		l += " " + pad("", wDelta, true)
 	}
-	if c.rate && cd.HasDelta {
-		l += " " + cell(formatRate(cd.Rate), wRate, true, nil)
-	} else if c.rate {
+	switch {
+	case c.rate && cd.HasDelta && (cd.Saturated || cd.Reset):
+		// The delta is a lower bound (counts lost at the maximum, or before the
+		// reset), so is the rate over it.
+		l += " " + cell("≥"+formatRate(cd.Rate, wRate-1), wRate, true, nil)
+	case c.rate && cd.HasDelta:
+		l += " " + cell(formatRate(cd.Rate, wRate), wRate, true, nil)
+	case c.rate:
 		l += " " + pad("", wRate, true)
 	}
 	if c.trend > 0 {
@@ -443,7 +429,8 @@ func (m Model) values(ref query.PortRef, cd *query.CounterDelta, c columns) stri
 	return l
 }
 
-func formatRate(r float64) string {
+// formatRate formats a rate in at most w columns (w >= 5).
+func formatRate(r float64, w int) string {
 	switch {
 	case r == 0:
 		return "0"
@@ -454,7 +441,7 @@ func formatRate(r float64) string {
 	case r < 1e5:
 		return strconv.FormatFloat(r, 'f', 0, 64)
 	}
-	return short(uint64(r), wRate)
+	return short(uint64(r), w)
 }
 
 // level is a rate's trend level: its decade, on a fixed scale (▁ under 1/s, ▂ under

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Sampler reads one sample; *query.Sampler is one, tests use fakes. Take runs inside
@@ -225,7 +226,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m, cmd = m.key(msg)
 	case tea.PasteMsg:
 		if m.filtering {
-			m.filter += strings.Join(strings.Fields(msg.Content), " ")
+			// Pasted text is drawn in the header: escaped as names are (a name
+			// holding a control character matches its escaped form).
+			m.filter += textsafe.Text(strings.Join(strings.Fields(msg.Content), " "))
 		}
 	}
 	return m.layout(), cmd
@@ -318,7 +321,7 @@ func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		}
 	}
 	page := max(m.bodyHeight(), 1)
-	if m.all {
+	if m.all && m.snap != nil { // before the first sample there is no counter set yet
 		page = max(page/max(len(m.snap.Counters), 1), 1)
 	}
 	switch {
@@ -342,9 +345,7 @@ func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		}
 		m.screen = screenDetail
 		m.vp.GotoTop()
-		if m.port.ref == m.selected && !m.port.pending && m.port.err == nil && m.port.view != nil {
-			return m, nil // read already
-		}
+		// Read each time the port is opened: the SM may have changed the table since.
 		m.port = portLoad{ref: m.selected}
 		if m.loadPort == nil {
 			return m, nil
@@ -411,14 +412,13 @@ func (m Model) resample() (Model, tea.Cmd) {
 }
 
 func (m Model) setInterval(step int) (Model, tea.Cmd) {
-	i := 0
-	for i < len(intervals)-1 && intervals[i] < m.interval {
-		i++
+	i, found := slices.BinarySearch(intervals, m.interval)
+	switch {
+	case found:
+		i += step
+	case step < 0:
+		i-- // between two steps (or past the last): "faster" is the one below
 	}
-	if intervals[i] != m.interval && step < 0 {
-		i++ // between two steps: "faster" goes to the lower one
-	}
-	i += step
 	if i < 0 || i >= len(intervals) {
 		return m, nil
 	}
@@ -439,7 +439,7 @@ func (m Model) rows() []*query.PortDelta {
 	var out []*query.PortDelta
 	for i := range m.snap.Ports {
 		p := &m.snap.Ports[i]
-		if f != "" && !strings.Contains(strings.ToLower(p.Ref.String()+" "+p.Address+" "+p.State+" "+portState(p)), f) {
+		if f != "" && !strings.Contains(strings.ToLower(p.Ref.String()+" "+p.Address+" "+p.State+" "+p.StateWord()), f) {
 			continue
 		}
 		out = append(out, p)
@@ -470,8 +470,9 @@ func rowOf(rows []*query.PortDelta, ref query.PortRef) int {
 // Nothing here waits for an answer from the terminal: the styles do not depend on
 // its background colour, and the colour profile is given (tea.WithColorProfile), not
 // detected. bubbletea v2 asks once, at start, whether the terminal has synchronized
-// output (DECRQM 2026 and 2027) and goes on without waiting; an answer only turns
-// that on.
+// output (DECRQM 2026 and 2027) and, with its first frame, for the kitty keyboard
+// flags (CSI ? u), and goes on without waiting for either; an answer only turns
+// features on (bubbletea v2.1.1: tea.go Run, cursed_renderer.go).
 func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 	profile := colorprofile.ASCII
 	if o.Color {

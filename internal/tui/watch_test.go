@@ -417,3 +417,121 @@ func TestFlow(t *testing.T) {
 	}
 
 }
+
+// TestKeysBeforeFirstSample: with every error counter (--all-counters) the keys
+// that move the selection worked out a page from the snapshot's counters, and the
+// snapshot is nil until the first sample arrives (a slow fabric read): a panic in
+// Update, which ended the screen with a stack trace.
+func TestKeysBeforeFirstSample(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		m := New(Options{Sampler: &fakeSampler{}, Interval: time.Second, All: all})
+		m, _ = step(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+		for _, k := range []string{"down", "up", "pgdown", "enter", "esc", "/", "esc", "s", "a"} {
+			m, _ = step(t, m, keyMsg(k))
+			if v := view(m); !strings.Contains(v, "ibkey watch counters") {
+				t.Fatalf("all=%v, after %s: %q", all, k, v)
+			}
+		}
+	}
+}
+
+// TestRateLowerBound: a delta that is a lower bound (the counter saturated in the
+// interval, or was reset) has a rate that is one too: it is marked ≥ as the delta
+// is, not shown as a measured rate (IBA 16.1.3.5: the error counters stop at their
+// maximum, so what went past it was not counted).
+func TestRateLowerBound(t *testing.T) {
+	f := &fakeSampler{}
+	m := feed(t, newModel(f), f, 3) // mlx5_1/1's xmit: 250, 253, 255 (saturated)
+	m, _ = step(t, m, tea.WindowSizeMsg{Width: 200, Height: 30})
+	cd := m.snap.Ports[1].Counters[1]
+	if !cd.Saturated || !cd.HasDelta || cd.Delta != 2 {
+		t.Fatalf("script: %+v", cd)
+	}
+	cols := columns{total: true, rate: true}
+	if got := ansi.Strip(m.values(m.snap.Ports[1].Ref, &cd, cols)); !strings.HasSuffix(got, " ≥2.00") {
+		t.Errorf("saturated in the interval: %q, want the rate marked ≥", got)
+	}
+	m = feed(t, m, f, 3) // reset at sample 5: 255 -> 1
+	cd = m.snap.Ports[1].Counters[1]
+	if !cd.Reset {
+		t.Fatalf("script: %+v", cd)
+	}
+	if got := ansi.Strip(m.values(m.snap.Ports[1].Ref, &cd, cols)); !strings.HasSuffix(got, " ≥1.00") {
+		t.Errorf("reset: %q, want the rate marked ≥", got)
+	}
+}
+
+// TestIntervalBetweenSteps: from an --interval between two of the steps (1.5s),
+// - (faster) goes to the step below and + (slower) to the step above; beyond the
+// last step, - goes to the last one and + stays.
+func TestIntervalBetweenSteps(t *testing.T) {
+	for _, tc := range []struct {
+		from time.Duration
+		key  string
+		want time.Duration
+	}{
+		{1500 * time.Millisecond, "-", time.Second},
+		{1500 * time.Millisecond, "+", 2 * time.Second},
+		{time.Second, "-", 500 * time.Millisecond},
+		{time.Second, "+", 2 * time.Second},
+		{5 * time.Minute, "-", time.Minute},
+		{5 * time.Minute, "+", 5 * time.Minute},
+		{50 * time.Millisecond, "-", 50 * time.Millisecond},
+		{50 * time.Millisecond, "+", 100 * time.Millisecond},
+	} {
+		m := New(Options{Sampler: &fakeSampler{}, Interval: tc.from})
+		if m, _ = step(t, m, keyMsg(tc.key)); m.interval != tc.want {
+			t.Errorf("%s from %s: %s, want %s", tc.key, tc.from, m.interval, tc.want)
+		}
+	}
+}
+
+// TestPastedFilterIsSafe: text pasted into the filter is drawn in the header, so
+// its control characters are escaped as a name's are (textsafe), never sent to the
+// terminal: a pasted OSC could set the window title, a CSI move the cursor.
+func TestPastedFilterIsSafe(t *testing.T) {
+	f := &fakeSampler{}
+	m := feed(t, newModel(f), f, 1)
+	m, _ = step(t, m, keyMsg("/"))
+	m, _ = step(t, m, tea.PasteMsg{Content: "mlx5\x1b]0;pwned\x07\x1b[2J\u009b31m"})
+	v := m.View().Content
+	for _, bad := range []string{"\x1b]0;", "\x07", "\x1b[2J", "\u009b"} {
+		if strings.Contains(v, bad) {
+			t.Errorf("the pasted %q reached the screen", bad)
+		}
+	}
+	if !strings.Contains(ansi.Strip(v), `filter: mlx5\x1b]0;pwned\x07\x1b[2J\u009b31m`) {
+		t.Errorf("the filter is not shown escaped:\n%s", ansi.Strip(v))
+	}
+}
+
+// TestTotalOfALateCounter: TOTAL is "since" the baseline the header names; a
+// counter first read after it (one only --all-counters reads, after a; one that
+// was n/a or failed until then) did not count from the baseline, so its total is
+// a lower bound (≥), not the exact count since then that it was shown as.
+func TestTotalOfALateCounter(t *testing.T) {
+	f := &fakeSampler{}
+	m := feed(t, newModel(f), f, 2)
+	m, cmd := step(t, m, keyMsg("a"))
+	m, _ = step(t, m, cmd())
+	m, _ = step(t, m, sampleMsg{sample: f.Take(true)})
+	p := m.snap.Ports[0]
+	for j, c := range m.snap.Counters {
+		cd := p.Counters[j]
+		if !cd.OK() {
+			continue
+		}
+		partition := c.Name == query.RcvConstraintErrors || c.Name == query.XmitConstraintErrors
+		if cd.TotalLowerBound == partition {
+			t.Errorf("%s: total %d, lower bound %v: read since the baseline: %v", c.Name, cd.Total, cd.TotalLowerBound, partition)
+		}
+	}
+	// b: the baseline is now, and every counter has been read since.
+	m, _ = step(t, m, keyMsg("b"))
+	m, _ = step(t, m, sampleMsg{sample: f.Take(true)})
+	for j, c := range m.snap.Counters {
+		if cd := m.snap.Ports[0].Counters[j]; cd.OK() && cd.TotalLowerBound {
+			t.Errorf("after b: %s total %d given as a lower bound", c.Name, cd.Total)
+		}
+	}
+}

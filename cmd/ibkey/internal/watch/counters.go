@@ -434,7 +434,9 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 			Label: w.label, Color: o.ColorOut, Getenv: o.Getenv, LoadPort: w.load}, o.IO.In, o.IO.Out)
 		end.mu.Lock()
 		defer end.mu.Unlock()
-		held.replay(n)
+		for _, say := range *held {
+			say(n)
+		}
 		var stop *query.InterruptedError
 		return end.exit(n, how, err, errors.As(err, &stop))
 	}
@@ -542,26 +544,10 @@ func (s *screenSampler) Take(all bool) *query.Sample {
 }
 
 // heldNotices keeps a screen's notes and warnings, in order, for after it.
-type heldNotices struct{ held []heldNotice }
+type heldNotices []func(notices)
 
-type heldNotice struct {
-	warn bool
-	msg  string
-}
-
-func (h *heldNotices) Warn(msg string) { h.held = append(h.held, heldNotice{true, msg}) }
-func (h *heldNotices) Note(msg string) { h.held = append(h.held, heldNotice{false, msg}) }
-
-// replay prints the held notices on n.
-func (h *heldNotices) replay(n *cmdutil.Notices) {
-	for _, x := range h.held {
-		if x.warn {
-			n.Warn(x.msg)
-		} else {
-			n.Note(x.msg)
-		}
-	}
-}
+func (h *heldNotices) Warn(msg string) { *h = append(*h, func(n notices) { n.Warn(msg) }) }
+func (h *heldNotices) Note(msg string) { *h = append(*h, func(n notices) { n.Note(msg) }) }
 
 // naNotRead: r is n/a for a counter the port has (Unavailable, not Absent), so it was
 // not read; n/a because the port has no such counter is the whole answer.
@@ -721,7 +707,7 @@ func countersTable(w io.Writer, snap *query.Snapshot, once bool) error {
 // makes a text one field (cmdutil.PlainCell) or leaves it.
 func countersFields(snap *query.Snapshot, p query.PortDelta, once bool, cell func(string) string) (string, []string) {
 	if p.Err != "" {
-		return goneWord(p), []string{"error=" + cell(p.Err)}
+		return p.StateWord(), []string{"error=" + cell(p.Err)}
 	}
 	var fields []string
 	for j, c := range p.Counters {
@@ -758,7 +744,7 @@ func countersFields(snap *query.Snapshot, p query.PortDelta, once bool, cell fun
 		}
 		fields = append(fields, b.String())
 	}
-	return cell(p.State), fields
+	return cell(p.StateWord()), fields
 }
 
 // namedSource: plain lines name a counter's source when it is verbs (the violation
@@ -767,15 +753,6 @@ func countersFields(snap *query.Snapshot, p query.PortDelta, once bool, cell fun
 // were (sysfs locally, MADs over the fabric) keep their short form.
 func namedSource(c query.Counter, d query.CounterDelta) bool {
 	return d.Source == query.SourceVerbs || d.Source != c.Source.Name()
-}
-
-// goneWord stands for the state of a port that could not be read: a local port went
-// away; a port on the fabric did not answer (it may again).
-func goneWord(p query.PortDelta) string {
-	if p.Address != "" {
-		return "NOREPLY"
-	}
-	return "GONE"
 }
 
 type counterJSON struct {

@@ -108,6 +108,7 @@ func runPKeys(o *PKeysOptions) error {
 		n.Label(l)
 	}
 	var refs []query.PortRef
+	var names []string
 	notRead := partial != nil
 	for _, v := range views {
 		switch {
@@ -118,6 +119,7 @@ func runPKeys(o *PKeysOptions) error {
 			n.Note(fmt.Sprintf("%s: %s: not watched", v.Ref(), v.TableMissing))
 		default:
 			refs = append(refs, v.Ref())
+			names = append(names, v.Ref().String())
 		}
 	}
 	switch {
@@ -127,10 +129,6 @@ func runPKeys(o *PKeysOptions) error {
 		return cmdutil.Exit(cmdutil.ExitIncomplete)
 	case len(refs) == 0:
 		return &query.EnvError{Msg: "no port with a P_Key table to watch"}
-	}
-	names := make([]string, len(refs))
-	for i, r := range refs {
-		names[i] = r.String()
 	}
 	n.Note(fmt.Sprintf("watching the P_Key tables of %s every %s", strings.Join(names, ", "), o.Interval))
 	// The IPoIB interfaces of each port, to name those a change hits.
