@@ -233,7 +233,9 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 					}
 				}
 			}
-			if n.Type == check.NodeSwitch && p.Num > 0 && p.Peer != nil && opt.PartEnforce != "off" {
+			// A switch without enforcement (NoEnforcementCap) filters nothing and OpenSM
+			// leaves its ports alone: nothing to compare, no enforcement to turn on.
+			if n.Type == check.NodeSwitch && p.Num > 0 && p.Peer != nil && opt.PartEnforce != "off" && !n.NoEnforcementCap() {
 				peerNode := f.Node(p.Peer.Node)
 				if peerNode == nil || peerNode.Type == check.NodeSwitch || !f.InSubnet(*p.Peer) {
 					continue

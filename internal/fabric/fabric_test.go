@@ -591,3 +591,47 @@ func TestNodeReadOnly(t *testing.T) {
 		t.Error("Normalize did not sort the nodes and ports or index them")
 	}
 }
+
+// A switch whose SwitchInfo says PartitionEnforcementCap 0 has no enforcement table on
+// its external ports (the sweep reads them as tables of length 0) and OpenSM leaves
+// them alone (osm_port_info_rcv.c, osm_pkey_mgr.c pkey_mgr_update_peer_port): the CA
+// keys its port lacks are not dropped there, and enforcement off is no finding. Before,
+// the audit reported hca-key-not-on-switch ("once enforcement is on, the switch will
+// drop them") and enforcement-off for every CA on such a switch.
+func TestAuditSwitchWithoutEnforcementCap(t *testing.T) {
+	a1, b1 := check.PortID{Node: 0xa0, Port: 1}, check.PortID{Node: 0xb0, Port: 1}
+	noCap := func(f *Fabric) {
+		s := f.Node(0x50)
+		s.PartitionEnforcementCap = 0
+		for _, p := range s.Ports[1:] {
+			p.Enforcement = &check.Enforcement{}
+			p.TableSize = 0
+			if p.PKeys != nil {
+				p.PKeys = []check.PKey{}
+			}
+		}
+	}
+	f := testFabric()
+	noCap(f)
+	if fs := AuditFabric(f, AuditOptions{}).Findings; len(fs) != 0 {
+		t.Errorf("switch without enforcement: %v", fs)
+	}
+	if _, ok := f.CheckHop(a1, 0x0001); ok {
+		t.Error("CheckHop judged a switch port without enforcement")
+	}
+	if v := check.CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B")); v.Kind != check.VerdictYes {
+		t.Errorf("can-talk %s: %v", v.Kind, v.Reasons)
+	}
+	// SwitchInfo not read: the cap is not known to be 0, so the switch ports are still
+	// judged (their enforcement off is a finding).
+	f = testFabric()
+	noCap(f)
+	f.Node(0x50).Errors = []string{"SwitchInfo: timeout"}
+	found := false
+	for _, fd := range AuditFabric(f, AuditOptions{}).Findings {
+		found = found || fd.Rule == RuleEnforcementOff
+	}
+	if !found {
+		t.Error("SwitchInfo not read: enforcement-off not reported")
+	}
+}
