@@ -75,9 +75,13 @@ type saPort struct {
 	table []check.PKey
 }
 
-// saFindings asks the SA and compares. notChecked receives what could not be asked
-// or was not answered.
-func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, model *partconf.Model) (findings []check.Finding, notChecked []fabric.NotChecked, err error) {
+// saPorts are the ports whose table the SA is asked for: the end ports and the switch
+// ports facing them (OpenSM programs those) of the swept subnet, by LID. A port
+// outside it (fabric.Fabric.InSubnet: another SM's, or one no SM configured) is not
+// this SA's: OpenSM answers a P_KeyTableRecord by LID (osm_sa_pkey_record.c,
+// osm_get_port_by_lid), so for another subnet's LID it would answer with the table of
+// one of its own ports.
+func saPorts(fab *fabric.Fabric) []saPort {
 	var ports []saPort
 	for _, n := range fab.Nodes {
 		var swLID uint16
@@ -91,6 +95,9 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 				continue
 			}
 			id := check.PortID{Node: n.GUID, Port: p.Num}
+			if !fab.InSubnet(id) {
+				continue
+			}
 			lid := p.LID
 			if n.Type == check.NodeSwitch {
 				lid = swLID
@@ -104,6 +111,13 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 			ports = append(ports, saPort{id: id, lid: lid, port: uint8(p.Num), table: p.PKeys})
 		}
 	}
+	return ports
+}
+
+// saFindings asks the SA and compares. notChecked receives what could not be asked
+// or was not answered.
+func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, model *partconf.Model) (findings []check.Finding, notChecked []fabric.NotChecked, err error) {
+	ports := saPorts(fab)
 	err = o.Source.MAD.With(o.Ctx, func(ctx context.Context, qf *query.Fabric) error {
 		sm, err := mad.FindSA(ctx, qf.T)
 		if err != nil {
