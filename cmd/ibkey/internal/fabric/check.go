@@ -250,15 +250,13 @@ func runCheck(o *CheckOptions) error {
 		}
 		check.SortFindings(findings)
 		// Load names a partial sweep's gaps (or a saved sweep's missing tables) on
-		// stderr; what else the audit could not check is named below. The document's
-		// incomplete says what was not checked whenever something was: why the
-		// command exits 4, or what a definite failure (exit 1) was found beside.
-		gaps := incompleteItems(fab.NotRead(true))
-		partial := len(gaps) > 0
-		why := gaps
-		if !partial {
-			why = incompleteItems(res.NotChecked)
-		}
+		// stderr: res.NotChecked begins with them (fabric.AuditFabric); what else the
+		// audit could not check (--sa's) is named below, partial sweep or not. The
+		// document's incomplete says what was not checked whenever something was: why
+		// the command exits 4, or what a definite failure (exit 1) was found beside.
+		gaps := len(fab.NotRead(true))
+		partial, others := gaps > 0, res.NotChecked[gaps:]
+		why := incompleteItems(res.NotChecked)
 		if uncertain != nil {
 			why = append(why, *uncertain)
 		}
@@ -296,8 +294,8 @@ func runCheck(o *CheckOptions) error {
 		if len(res.Outside) > 0 {
 			o.Notices.Note(fmt.Sprintf("%s outside the swept subnet, not audited: %s", textsafe.Plural(len(res.Outside), "port", "ports"), outsideList(fab, res.Outside)))
 		}
-		if res.Incomplete() && !partial {
-			fmt.Fprintf(o.IO.ErrOut, "ibkey: audit incomplete: %s; not checked, so no all-clear\n", res.NotCheckedSummary())
+		if len(others) > 0 {
+			fmt.Fprintf(o.IO.ErrOut, "ibkey: audit incomplete: %s; not checked, so no all-clear\n", fabric.NotCheckedSummary(others))
 			after = cmdutil.Exit(cmdutil.ExitIncomplete)
 		}
 		if confGap != nil {
