@@ -53,8 +53,10 @@ type AuditOptions struct {
 	// PartEnforce is the SM's partition enforcement (OpenSM part_enforce, -Z;
 	// opensm.conf, osm_subnet.c): "" or both, in, out, off.
 	//   - off: OpenSM leaves the tables of switch ports facing end ports as they were
-	//     (osm_pkey_mgr.c), so they are not compared with the end ports and
-	//     enforcement being off is not a finding;
+	//     and turns their enforcement off (osm_pkey_mgr.c pkey_mgr_update_peer_port),
+	//     so enforcement being off, and keys that differ where it is off, are not
+	//     findings; a port whose bits as read still enforce drops the CA's keys its
+	//     table lacks, and that is;
 	//   - in, out: on those ports OpenSM sets only inbound (0x8) or only outbound
 	//     (0x4) enforcement (pkey_mgr_enforce_partition), so the other direction off
 	//     is what it was told, not a finding.
@@ -235,7 +237,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 			}
 			// A switch without enforcement (NoEnforcementCap) filters nothing and OpenSM
 			// leaves its ports alone: nothing to compare, no enforcement to turn on.
-			if n.Type == check.NodeSwitch && p.Num > 0 && p.Peer != nil && opt.PartEnforce != "off" && !n.NoEnforcementCap() {
+			if n.Type == check.NodeSwitch && p.Num > 0 && p.Peer != nil && !n.NoEnforcementCap() {
 				peerNode := f.Node(p.Peer.Node)
 				if peerNode == nil || peerNode.Type == check.NodeSwitch || !f.InSubnet(*p.Peer) {
 					continue
@@ -307,13 +309,13 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port, partE
 		var off, unasked []string // off, and off where the SM was told to enforce
 		if !e.Inbound {
 			off = append(off, "inbound")
-			if partEnforce != "out" {
+			if partEnforce != "out" && partEnforce != "off" {
 				unasked = append(unasked, "inbound")
 			}
 		}
 		if !e.Outbound {
 			off = append(off, "outbound")
-			if partEnforce != "in" {
+			if partEnforce != "in" && partEnforce != "off" {
 				unasked = append(unasked, "outbound")
 			}
 		}
@@ -382,9 +384,19 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port, partE
 		return "those partitions"
 	}
 	if ks := byKey(drops); len(ks) > 0 {
+		action := actionResweep
+		if partEnforce == "off" {
+			action = "OpenSM with part_enforce off turns enforcement off on the switch ports facing CAs when it programs them (osm_pkey_mgr.c pkey_mgr_update_peer_port): " +
+				actionRestart + "; if the bits stay on, OpenSM does not run with that opensm.conf or something else sets them"
+		}
 		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
 			Message: fmt.Sprintf("%s: packets of %s to and from this port do not pass the switch (%s)", lacks(ks), those(ks), enforcing),
-			Action:  actionResweep})
+			Action:  action})
+	}
+	if partEnforce == "off" {
+		// What passes, what is not known to be dropped and stale keys are what OpenSM
+		// was told to leave (it neither rewrites these tables nor enforces here).
+		return out
 	}
 	if ks := byKey(unknown); len(ks) > 0 {
 		out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,

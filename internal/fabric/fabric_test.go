@@ -635,3 +635,29 @@ func TestAuditSwitchWithoutEnforcementCap(t *testing.T) {
 		t.Error("SwitchInfo not read: enforcement-off not reported")
 	}
 }
+
+// With part_enforce off OpenSM leaves the tables of switch ports facing CAs as they
+// were and turns their enforcement off (osm_pkey_mgr.c pkey_mgr_update_peer_port):
+// enforcement off and keys that differ where it is off are no finding. But a port
+// whose bits as read still enforce drops the CA keys its table lacks, as can-talk
+// says over the same fabric (CheckHop); before, the audit skipped every switch port
+// under part_enforce off and found no problem there.
+func TestAuditPartEnforceOffStillEnforcing(t *testing.T) {
+	a1, b1 := check.PortID{Node: 0xa0, Port: 1}, check.PortID{Node: 0xb0, Port: 1}
+	s1, s2 := check.PortID{Node: 0x50, Port: 1}, check.PortID{Node: 0x50, Port: 2}
+	f := testFabric()
+	f.Port(s1).PKeys[1] = 0                                               // enforcing, lacks 0x8001
+	f.Port(s2).PKeys[1], f.Port(s2).Enforcement = 0, &check.Enforcement{} // not enforcing, lacks 0x0001
+	f.Port(s2).PKeys[2] = 0x8005                                          // stale
+	fs := AuditFabric(f, AuditOptions{PartEnforce: "off"}).Findings
+	if len(fs) != 1 || fs[0].Rule != RuleHCAKeyNotOnSwitch || fs[0].Severity != check.SeverityError ||
+		fs[0].Ports[0].PortID != a1 || !strings.Contains(fs[0].Action, "part_enforce off") {
+		t.Errorf("part_enforce off: %v", fs)
+	}
+	if h, ok := f.CheckHop(a1, 0x0001); !ok || h.FromEnd != check.HopDrops {
+		t.Errorf("can-talk's hop: %+v", h)
+	}
+	if h, ok := f.CheckHop(b1, 0x0001); !ok || h.FromEnd != check.HopPasses {
+		t.Errorf("can-talk's hop: %+v", h)
+	}
+}
