@@ -208,8 +208,13 @@ func (n *Node) IsEndPort(p *Port) bool { return n.Type != check.NodeSwitch || p.
 // osm_port_info_rcv.c) nor programs them or their enforcement bits
 // (pkey_mgr_update_peer_port returns at once, osm_pkey_mgr.c, OpenSM 3.3.23).
 func (n *Node) NoEnforcementCap() bool {
-	return n.Type == check.NodeSwitch && n.PartitionEnforcementCap == 0 &&
-		!slices.ContainsFunc(n.Errors, func(e string) bool { return strings.HasPrefix(e, "SwitchInfo:") })
+	return n.Type == check.NodeSwitch && n.PartitionEnforcementCap == 0 && !n.readFailed("SwitchInfo")
+}
+
+// readFailed reports whether the node's read of attribute what failed (Errors holds
+// "what: why", as the sweep writes it).
+func (n *Node) readFailed(what string) bool {
+	return slices.ContainsFunc(n.Errors, func(e string) bool { return strings.HasPrefix(e, what+":") })
 }
 
 // Listed reports whether a listing of the fabric's ports (fabric discover, fabric

@@ -123,10 +123,6 @@ type NotCheckedLine struct {
 	Text string
 }
 
-// NotCheckedSummary says in one line what the audit could not check ("" when it
-// checked everything), for stderr.
-func (r AuditResult) NotCheckedSummary() string { return NotCheckedSummary(r.NotChecked) }
-
 // AuditFabric applies the fabric rules to one sweep:
 //   - errors: a CA port's key that the switch port it is cabled to does not hold (with
 //     enforcement on the switch drops that partition's packets), and the reverse;
@@ -140,12 +136,13 @@ func (r AuditResult) NotCheckedSummary() string { return NotCheckedSummary(r.Not
 func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	var res AuditResult
 	var out []check.Finding
-	add := func(sev check.Severity, rule string, keys []check.PKey, msg, action string, ports ...check.PortID) {
+	// warn adds a warning: the audit's errors are the switch ports' (auditSwitchPort).
+	warn := func(rule string, keys []check.PKey, msg, action string, ports ...check.PortID) {
 		fp := make([]check.FindingPort, len(ports))
 		for i, p := range ports {
 			fp[i] = f.FindingPort(p)
 		}
-		out = append(out, check.Finding{Severity: sev, Rule: rule, Ports: fp, PKeys: keys, Message: msg, Action: action})
+		out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: rule, Ports: fp, PKeys: keys, Message: msg, Action: action})
 	}
 	// What the sweep did not read (NotRead): each a not-read finding, but the tables
 	// of a sweep without tables (--no-tables), which are one finding.
@@ -162,15 +159,15 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		}
 		switch nc.What {
 		case NotReadSweep:
-			add(check.SeverityWarning, RuleSweepIncomplete, nil, nc.finding, "run the sweep again with a longer timeout")
+			warn(RuleSweepIncomplete, nil, nc.finding, "run the sweep again with a longer timeout")
 		case NotReadLink:
-			add(check.SeverityWarning, RuleNotRead, nil, nc.finding, "check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", id)
+			warn(RuleNotRead, nil, nc.finding, "check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", id)
 		case NotReadUnprobed:
-			add(check.SeverityWarning, RuleNotRead, nil, nc.finding, "sweep again from a port fewer hops away from that switch (a directed route holds at most 63 hops)", id)
+			warn(RuleNotRead, nil, nc.finding, "sweep again from a port fewer hops away from that switch (a directed route holds at most 63 hops)", id)
 		case NotReadNode:
-			add(check.SeverityWarning, RuleNotRead, nil, nc.finding, "re-run the sweep; if it persists check the node's SMA", id)
+			warn(RuleNotRead, nil, nc.finding, "re-run the sweep; if it persists check the node's SMA", id)
 		case NotReadPortInfo, NotReadTable:
-			add(check.SeverityWarning, RuleNotRead, nil, nc.finding, "re-run the sweep; if it persists check the port", id)
+			warn(RuleNotRead, nil, nc.finding, "re-run the sweep; if it persists check the port", id)
 		case NotReadNoTables:
 			noTables = append(noTables, id)
 		}
@@ -191,7 +188,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 			}
 			if p.Peer != nil && p.State != "" && p.State != check.StateActive {
 				peer := f.Label(*p.Peer)
-				add(check.SeverityWarning, RulePortNotActive, nil,
+				warn(RulePortNotActive, nil,
 					fmt.Sprintf("%s is %s (physical state %s) although it is cabled to %s: no data passes until the Subnet Manager makes it ACTIVE", f.Label(id), p.State, p.PhysState, peer),
 					"check that a Subnet Manager runs and sees the port (sminfo, the SM's log); a port that stays INIT or ARMED means no SM or an SM error", id)
 			}
@@ -203,7 +200,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 					}
 				}
 				if valid == p.TableSize {
-					add(check.SeverityWarning, RuleTableFull, nil,
+					warn(RuleTableFull, nil,
 						fmt.Sprintf("the P_Key table of %s is full (%d of %d entries hold a key): the Subnet Manager cannot add another partition to it (OpenSM logs \"Pkey table is full\")", f.Label(id), valid, p.TableSize),
 						"take the port out of partitions it does not need in the SM's configuration (ibkey partitions check FILE lists ports in more partitions than their table holds)", id)
 				}
@@ -217,7 +214,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 				if i := slices.IndexFunc(p.PKeys, check.PKey.IsDefault); i >= 0 {
 					where = fmt.Sprintf("; the default partition is at index %d", i)
 				}
-				add(check.SeverityWarning, RuleDefaultNotIndex0, []check.PKey{p.PKeys[0]},
+				warn(RuleDefaultNotIndex0, []check.PKey{p.PKeys[0]},
 					fmt.Sprintf("index 0 of %s %s, not the default partition 0x7fff%s: IPoIB's parent interface (ib0) takes its P_Key from index 0, and jobs that use index 0 (NCCL_IB_PKEY unset) use that entry", f.Label(id), what, where),
 					"intended only if partitions.conf marks that partition indx0 (or OpenSM runs with allow_both_pkeys and the port is a limited member of the default partition); otherwise "+actionRestart, id)
 			}
@@ -251,7 +248,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		if len(noTables) == 1 {
 			them = "it"
 		}
-		add(check.SeverityWarning, RuleNotRead, nil,
+		warn(RuleNotRead, nil,
 			fmt.Sprintf("%s not read: the sweep did not read tables (fabric discover --no-tables), so no partition rule was checked on %s (%s)",
 				textsafe.Plural(len(noTables), "P_Key table was", "P_Key tables were"), them, f.labels(noTables)),
 			"sweep again with the tables (fabric discover without --no-tables, or fabric check on the live fabric)", noTables...)
@@ -283,7 +280,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		if len(u.limited) == 1 {
 			what = "its only member port is a limited member"
 		}
-		add(check.SeverityWarning, RuleLimitedOnly, []check.PKey{check.PKey(k)},
+		warn(RuleLimitedOnly, []check.PKey{check.PKey(k)},
 			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it%s", k, what, f.labels(u.limited), unreadNote),
 			"make at least one member full (GUID=full in partitions.conf, e.g. the server the others use), or remove the partition", u.limited...)
 	}

@@ -76,7 +76,7 @@ func Diff(a, b *Fabric) []check.Finding {
 			{"num_ports", fmt.Sprint(na.NumPorts), fmt.Sprint(nb.NumPorts)},
 		} {
 			// A NodeDescription not read is not an empty one (NotRead names it).
-			if c.field == "node_desc" && (descNotRead(na) || descNotRead(nb)) {
+			if c.field == "node_desc" && (na.readFailed("NodeDescription") || nb.readFailed("NodeDescription")) {
 				continue
 			}
 			if c.before != c.after {
@@ -175,18 +175,12 @@ func diffPort(b *Fabric, n *Node, pa, pb *Port, name string) []check.Finding {
 			return ""
 		}
 		var on []string
-		for _, x := range []struct {
-			b bool
-			s string
-		}{{e.Inbound, "inbound"}, {e.Outbound, "outbound"}, {e.FilterRawInbound, "filter-raw-inbound"}, {e.FilterRawOutbound, "filter-raw-outbound"}} {
-			if x.b {
-				on = append(on, x.s)
+		for i, b := range []bool{e.Inbound, e.Outbound, e.FilterRawInbound, e.FilterRawOutbound} {
+			if b {
+				on = append(on, [...]string{"inbound", "outbound", "filter-raw-inbound", "filter-raw-outbound"}[i])
 			}
 		}
-		if len(on) == 0 {
-			return "off"
-		}
-		return strings.Join(on, ",")
+		return cmp.Or(strings.Join(on, ","), "off")
 	}
 	guid := func(g check.GUID) string {
 		if g == 0 {
@@ -284,11 +278,6 @@ func diffPort(b *Fabric, n *Node, pa, pb *Port, name string) []check.Finding {
 		}
 	}
 	return out
-}
-
-// descNotRead reports whether the node's NodeDescription read failed.
-func descNotRead(n *Node) bool {
-	return slices.ContainsFunc(n.Errors, func(e string) bool { return strings.HasPrefix(e, "NodeDescription:") })
 }
 
 func ints(v []int) string {

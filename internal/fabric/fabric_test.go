@@ -261,6 +261,8 @@ func TestDiff(t *testing.T) {
 	}
 	b.Nodes = append(b.Nodes, &Node{GUID: 0x70, Type: check.NodeSwitch, Description: "U", NumPorts: 1, Ports: []*Port{{Num: 0}, {Num: 1, Peer: &check.PortID{Node: 0x50, Port: 3}}}})
 	b.Port(check.PortID{Node: 0x50, Port: 3}).Peer = &check.PortID{Node: 0x70, Port: 1}
+	b.Port(check.PortID{Node: 0x50, Port: 2}).Enforcement = &check.Enforcement{FilterRawInbound: true, FilterRawOutbound: true}
+	a.Port(check.PortID{Node: 0x50, Port: 3}).Enforcement = &check.Enforcement{Outbound: true}
 	b.Normalize()
 	var got []string
 	for _, c := range Diff(a, b) {
@@ -272,8 +274,10 @@ func TestDiff(t *testing.T) {
 	}
 	want := []string{
 		`table-readable "S"[1]: P_Key table read before, not read now; its entries are not compared`,
+		`port-changed "S"[2]: enforcement inbound,outbound -> filter-raw-inbound,filter-raw-outbound`,
 		`link-added new link "S"[3] - "U"[1]`,
 		`link-removed link "S"[3] - "T"[1] is gone`,
+		`port-changed "S"[3]: enforcement outbound -> off`,
 		`node-removed switch "T" (0x0000000000000060) is gone`,
 		`node-added new switch "U" (0x0000000000000070)`,
 		`pkey-moved "HcaA"[1]: 0x8001 moved from index 1 to 3 (QPs holding the old index now use another entry) [0x8001]`,

@@ -254,8 +254,7 @@ func runCheck(o *CheckOptions) error {
 		// audit could not check (--sa's) is named below, partial sweep or not. The
 		// document's incomplete says what was not checked whenever something was: why
 		// the command exits 4, or what a definite failure (exit 1) was found beside.
-		gaps := len(fab.NotRead(true))
-		partial, others := gaps > 0, res.NotChecked[gaps:]
+		others := res.NotChecked[len(fab.NotRead(true)):]
 		why := incompleteItems(res.NotChecked)
 		if uncertain != nil {
 			why = append(why, *uncertain)
@@ -285,7 +284,7 @@ func runCheck(o *CheckOptions) error {
 			if conf != nil && against == "" {
 				against = "OpenSM's own Default=0x7fff, ipoib : ALL=full (partition_config_file empty)"
 			}
-			fmt.Fprintln(o.IO.Out, checkSummary(fab, res.TablesChecked, against, errs, warns, len(all)-len(findings), partial || res.Incomplete() || confGap != nil))
+			fmt.Fprintln(o.IO.Out, checkSummary(fab, res.TablesChecked, against, errs, warns, len(all)-len(findings), res.Incomplete() || confGap != nil))
 		}
 		var after error
 		if conf != nil {
