@@ -3,6 +3,7 @@ package fabric
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -266,15 +267,11 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	if len(unread) > 0 {
 		unreadNote = " (among the tables read: " + strings.Join(unread, " and ") + ", a full member may be there)"
 	}
-	var limitedOnly []check.PartitionKey
-	for k, u := range keys {
-		if len(u.full) == 0 && len(u.limited) > 0 {
-			limitedOnly = append(limitedOnly, k)
-		}
-	}
-	sort.Slice(limitedOnly, func(i, j int) bool { return limitedOnly[i] < limitedOnly[j] })
-	for _, k := range limitedOnly {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		u := keys[k]
+		if len(u.full) > 0 {
+			continue // a key is in keys only with a member, full or limited
+		}
 		sort.Slice(u.limited, func(i, j int) bool { return check.LessPortID(u.limited[i], u.limited[j]) })
 		what := fmt.Sprintf("all %d member ports are limited members", len(u.limited))
 		if len(u.limited) == 1 {
