@@ -2,8 +2,10 @@ package fabric
 
 import (
 	"cmp"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -198,6 +200,22 @@ func (n *Node) Name() string { return cmp.Or(n.Description, n.GUID.String()) }
 // switch's port 0. End ports are what a Subnet Manager's partition configuration
 // names; a switch's external ports only mirror the end port they face.
 func (n *Node) IsEndPort(p *Port) bool { return n.Type != check.NodeSwitch || p.Num == 0 }
+
+// NoEnforcementCap reports whether n is a switch whose SwitchInfo was read and says
+// PartitionEnforcementCap 0: its external ports have no partition enforcement table
+// (IBA 14.2.5.4), so they filter no partition. OpenSM neither reads their tables
+// ("Bail out if this is a switch with no partition enforcement capability",
+// osm_port_info_rcv.c) nor programs them or their enforcement bits
+// (pkey_mgr_update_peer_port returns at once, osm_pkey_mgr.c, OpenSM 3.3.23).
+func (n *Node) NoEnforcementCap() bool {
+	return n.Type == check.NodeSwitch && n.PartitionEnforcementCap == 0 && !n.readFailed("SwitchInfo")
+}
+
+// readFailed reports whether the node's read of attribute what failed (Errors holds
+// "what: why", as the sweep writes it).
+func (n *Node) readFailed(what string) bool {
+	return slices.ContainsFunc(n.Errors, func(e string) bool { return strings.HasPrefix(e, what+":") })
+}
 
 // Listed reports whether a listing of the fabric's ports (fabric discover, fabric
 // pkeys, the exporter's per-port series) shows p: every end port, and a switch's

@@ -3,6 +3,7 @@ package fabric
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -53,8 +54,10 @@ type AuditOptions struct {
 	// PartEnforce is the SM's partition enforcement (OpenSM part_enforce, -Z;
 	// opensm.conf, osm_subnet.c): "" or both, in, out, off.
 	//   - off: OpenSM leaves the tables of switch ports facing end ports as they were
-	//     (osm_pkey_mgr.c), so they are not compared with the end ports and
-	//     enforcement being off is not a finding;
+	//     and turns their enforcement off (osm_pkey_mgr.c pkey_mgr_update_peer_port),
+	//     so enforcement being off, and keys that differ where it is off, are not
+	//     findings; a port whose bits as read still enforce drops the CA's keys its
+	//     table lacks, and that is;
 	//   - in, out: on those ports OpenSM sets only inbound (0x8) or only outbound
 	//     (0x4) enforcement (pkey_mgr_enforce_partition), so the other direction off
 	//     is what it was told, not a finding.
@@ -121,10 +124,6 @@ type NotCheckedLine struct {
 	Text string
 }
 
-// NotCheckedSummary says in one line what the audit could not check ("" when it
-// checked everything), for stderr.
-func (r AuditResult) NotCheckedSummary() string { return NotCheckedSummary(r.NotChecked) }
-
 // AuditFabric applies the fabric rules to one sweep:
 //   - errors: a CA port's key that the switch port it is cabled to does not hold (with
 //     enforcement on the switch drops that partition's packets), and the reverse;
@@ -138,12 +137,13 @@ func (r AuditResult) NotCheckedSummary() string { return NotCheckedSummary(r.Not
 func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	var res AuditResult
 	var out []check.Finding
-	add := func(sev check.Severity, rule string, keys []check.PKey, msg, action string, ports ...check.PortID) {
+	// warn adds a warning: the audit's errors are the switch ports' (auditSwitchPort).
+	warn := func(rule string, keys []check.PKey, msg, action string, ports ...check.PortID) {
 		fp := make([]check.FindingPort, len(ports))
 		for i, p := range ports {
 			fp[i] = f.FindingPort(p)
 		}
-		out = append(out, check.Finding{Severity: sev, Rule: rule, Ports: fp, PKeys: keys, Message: msg, Action: action})
+		out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: rule, Ports: fp, PKeys: keys, Message: msg, Action: action})
 	}
 	// What the sweep did not read (NotRead): each a not-read finding, but the tables
 	// of a sweep without tables (--no-tables), which are one finding.
@@ -160,15 +160,15 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		}
 		switch nc.What {
 		case NotReadSweep:
-			add(check.SeverityWarning, RuleSweepIncomplete, nil, nc.finding, "run the sweep again with a longer timeout")
+			warn(RuleSweepIncomplete, nil, nc.finding, "run the sweep again with a longer timeout")
 		case NotReadLink:
-			add(check.SeverityWarning, RuleNotRead, nil, nc.finding, "check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", id)
+			warn(RuleNotRead, nil, nc.finding, "check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", id)
 		case NotReadUnprobed:
-			add(check.SeverityWarning, RuleNotRead, nil, nc.finding, "sweep again from a port fewer hops away from that switch (a directed route holds at most 63 hops)", id)
+			warn(RuleNotRead, nil, nc.finding, "sweep again from a port fewer hops away from that switch (a directed route holds at most 63 hops)", id)
 		case NotReadNode:
-			add(check.SeverityWarning, RuleNotRead, nil, nc.finding, "re-run the sweep; if it persists check the node's SMA", id)
+			warn(RuleNotRead, nil, nc.finding, "re-run the sweep; if it persists check the node's SMA", id)
 		case NotReadPortInfo, NotReadTable:
-			add(check.SeverityWarning, RuleNotRead, nil, nc.finding, "re-run the sweep; if it persists check the port", id)
+			warn(RuleNotRead, nil, nc.finding, "re-run the sweep; if it persists check the port", id)
 		case NotReadNoTables:
 			noTables = append(noTables, id)
 		}
@@ -189,7 +189,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 			}
 			if p.Peer != nil && p.State != "" && p.State != check.StateActive {
 				peer := f.Label(*p.Peer)
-				add(check.SeverityWarning, RulePortNotActive, nil,
+				warn(RulePortNotActive, nil,
 					fmt.Sprintf("%s is %s (physical state %s) although it is cabled to %s: no data passes until the Subnet Manager makes it ACTIVE", f.Label(id), p.State, p.PhysState, peer),
 					"check that a Subnet Manager runs and sees the port (sminfo, the SM's log); a port that stays INIT or ARMED means no SM or an SM error", id)
 			}
@@ -201,7 +201,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 					}
 				}
 				if valid == p.TableSize {
-					add(check.SeverityWarning, RuleTableFull, nil,
+					warn(RuleTableFull, nil,
 						fmt.Sprintf("the P_Key table of %s is full (%d of %d entries hold a key): the Subnet Manager cannot add another partition to it (OpenSM logs \"Pkey table is full\")", f.Label(id), valid, p.TableSize),
 						"take the port out of partitions it does not need in the SM's configuration (ibkey partitions check FILE lists ports in more partitions than their table holds)", id)
 				}
@@ -215,7 +215,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 				if i := slices.IndexFunc(p.PKeys, check.PKey.IsDefault); i >= 0 {
 					where = fmt.Sprintf("; the default partition is at index %d", i)
 				}
-				add(check.SeverityWarning, RuleDefaultNotIndex0, []check.PKey{p.PKeys[0]},
+				warn(RuleDefaultNotIndex0, []check.PKey{p.PKeys[0]},
 					fmt.Sprintf("index 0 of %s %s, not the default partition 0x7fff%s: IPoIB's parent interface (ib0) takes its P_Key from index 0, and jobs that use index 0 (NCCL_IB_PKEY unset) use that entry", f.Label(id), what, where),
 					"intended only if partitions.conf marks that partition indx0 (or OpenSM runs with allow_both_pkeys and the port is a limited member of the default partition); otherwise "+actionRestart, id)
 			}
@@ -233,7 +233,9 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 					}
 				}
 			}
-			if n.Type == check.NodeSwitch && p.Num > 0 && p.Peer != nil && opt.PartEnforce != "off" {
+			// A switch without enforcement (NoEnforcementCap) filters nothing and OpenSM
+			// leaves its ports alone: nothing to compare, no enforcement to turn on.
+			if n.Type == check.NodeSwitch && p.Num > 0 && p.Peer != nil && !n.NoEnforcementCap() {
 				peerNode := f.Node(p.Peer.Node)
 				if peerNode == nil || peerNode.Type == check.NodeSwitch || !f.InSubnet(*p.Peer) {
 					continue
@@ -247,7 +249,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		if len(noTables) == 1 {
 			them = "it"
 		}
-		add(check.SeverityWarning, RuleNotRead, nil,
+		warn(RuleNotRead, nil,
 			fmt.Sprintf("%s not read: the sweep did not read tables (fabric discover --no-tables), so no partition rule was checked on %s (%s)",
 				textsafe.Plural(len(noTables), "P_Key table was", "P_Key tables were"), them, f.labels(noTables)),
 			"sweep again with the tables (fabric discover without --no-tables, or fabric check on the live fabric)", noTables...)
@@ -265,21 +267,17 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	if len(unread) > 0 {
 		unreadNote = " (among the tables read: " + strings.Join(unread, " and ") + ", a full member may be there)"
 	}
-	var limitedOnly []check.PartitionKey
-	for k, u := range keys {
-		if len(u.full) == 0 && len(u.limited) > 0 {
-			limitedOnly = append(limitedOnly, k)
-		}
-	}
-	sort.Slice(limitedOnly, func(i, j int) bool { return limitedOnly[i] < limitedOnly[j] })
-	for _, k := range limitedOnly {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		u := keys[k]
+		if len(u.full) > 0 {
+			continue // a key is in keys only with a member, full or limited
+		}
 		sort.Slice(u.limited, func(i, j int) bool { return check.LessPortID(u.limited[i], u.limited[j]) })
 		what := fmt.Sprintf("all %d member ports are limited members", len(u.limited))
 		if len(u.limited) == 1 {
 			what = "its only member port is a limited member"
 		}
-		add(check.SeverityWarning, RuleLimitedOnly, []check.PKey{check.PKey(k)},
+		warn(RuleLimitedOnly, []check.PKey{check.PKey(k)},
 			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it%s", k, what, f.labels(u.limited), unreadNote),
 			"make at least one member full (GUID=full in partitions.conf, e.g. the server the others use), or remove the partition", u.limited...)
 	}
@@ -305,13 +303,13 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port, partE
 		var off, unasked []string // off, and off where the SM was told to enforce
 		if !e.Inbound {
 			off = append(off, "inbound")
-			if partEnforce != "out" {
+			if partEnforce != "out" && partEnforce != "off" {
 				unasked = append(unasked, "inbound")
 			}
 		}
 		if !e.Outbound {
 			off = append(off, "outbound")
-			if partEnforce != "in" {
+			if partEnforce != "in" && partEnforce != "off" {
 				unasked = append(unasked, "outbound")
 			}
 		}
@@ -380,9 +378,19 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port, partE
 		return "those partitions"
 	}
 	if ks := byKey(drops); len(ks) > 0 {
+		action := actionResweep
+		if partEnforce == "off" {
+			action = "OpenSM with part_enforce off turns enforcement off on the switch ports facing CAs when it programs them (osm_pkey_mgr.c pkey_mgr_update_peer_port): " +
+				actionRestart + "; if the bits stay on, OpenSM does not run with that opensm.conf or something else sets them"
+		}
 		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
 			Message: fmt.Sprintf("%s: packets of %s to and from this port do not pass the switch (%s)", lacks(ks), those(ks), enforcing),
-			Action:  actionResweep})
+			Action:  action})
+	}
+	if partEnforce == "off" {
+		// What passes, what is not known to be dropped and stale keys are what OpenSM
+		// was told to leave (it neither rewrites these tables nor enforces here).
+		return out
 	}
 	if ks := byKey(unknown); len(ks) > 0 {
 		out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,

@@ -76,7 +76,7 @@ func Diff(a, b *Fabric) []check.Finding {
 			{"num_ports", fmt.Sprint(na.NumPorts), fmt.Sprint(nb.NumPorts)},
 		} {
 			// A NodeDescription not read is not an empty one (NotRead names it).
-			if c.field == "node_desc" && (descNotRead(na) || descNotRead(nb)) {
+			if c.field == "node_desc" && (na.readFailed("NodeDescription") || nb.readFailed("NodeDescription")) {
 				continue
 			}
 			if c.before != c.after {
@@ -175,33 +175,22 @@ func diffPort(b *Fabric, n *Node, pa, pb *Port, name string) []check.Finding {
 			return ""
 		}
 		var on []string
-		for _, x := range []struct {
-			b bool
-			s string
-		}{{e.Inbound, "inbound"}, {e.Outbound, "outbound"}, {e.FilterRawInbound, "filter-raw-inbound"}, {e.FilterRawOutbound, "filter-raw-outbound"}} {
-			if x.b {
-				on = append(on, x.s)
+		for i, b := range []bool{e.Inbound, e.Outbound, e.FilterRawInbound, e.FilterRawOutbound} {
+			if b {
+				on = append(on, [...]string{"inbound", "outbound", "filter-raw-inbound", "filter-raw-outbound"}[i])
 			}
 		}
-		if len(on) == 0 {
-			return "off"
-		}
-		return strings.Join(on, ",")
+		return cmp.Or(strings.Join(on, ","), "off")
 	}
-	guid := func(g check.GUID) string {
+	// A GUID or GID prefix of 0 is none (not read): no value, not compared. The GID
+	// prefix (0: not read, or a file from before it was kept) is the top half of each
+	// of the port's GIDs (IBA 4.1.1, 14.2.5.6 PortInfo:GIDPrefix): the SM changing it
+	// (OpenSM's subnet_prefix) readdresses every GID-routed peer.
+	set := func(g check.GUID, format func(check.GUID) string) string {
 		if g == 0 {
 			return ""
 		}
-		return g.String()
-	}
-	// The GID prefix (0: not read, or a file from before it was kept) is the top half
-	// of each of the port's GIDs (IBA 4.1.1, 14.2.5.6 PortInfo:GIDPrefix): the SM
-	// changing it (OpenSM's subnet_prefix) readdresses every GID-routed peer.
-	prefix := func(g check.GUID) string {
-		if g == 0 {
-			return ""
-		}
-		return check.FormatGIDPrefix(g)
+		return format(g)
 	}
 	// A PortInfo not read (NotRead names it) is not LID 0 or a state: its fields are
 	// not compared.
@@ -211,8 +200,8 @@ func diffPort(b *Fabric, n *Node, pa, pb *Port, name string) []check.Finding {
 		{"phys_state", pa.PhysState, pb.PhysState},
 		{"lid", fmt.Sprint(pa.LID), fmt.Sprint(pb.LID)},
 		{"lmc", fmt.Sprint(pa.LMC), fmt.Sprint(pb.LMC)},
-		{"port_guid", guid(pa.GUID), guid(pb.GUID)},
-		{"gid_prefix", prefix(pa.GIDPrefix), prefix(pb.GIDPrefix)},
+		{"port_guid", set(pa.GUID, check.GUID.String), set(pb.GUID, check.GUID.String)},
+		{"gid_prefix", set(pa.GIDPrefix, check.FormatGIDPrefix), set(pb.GIDPrefix, check.FormatGIDPrefix)},
 		{"enforcement", enf(pa.Enforcement), enf(pb.Enforcement)},
 	} {
 		if c.before != c.after && c.before != "" && c.after != "" && (portInfo || c.field == "port_guid") {
@@ -284,11 +273,6 @@ func diffPort(b *Fabric, n *Node, pa, pb *Port, name string) []check.Finding {
 		}
 	}
 	return out
-}
-
-// descNotRead reports whether the node's NodeDescription read failed.
-func descNotRead(n *Node) bool {
-	return slices.ContainsFunc(n.Errors, func(e string) bool { return strings.HasPrefix(e, "NodeDescription:") })
 }
 
 func ints(v []int) string {

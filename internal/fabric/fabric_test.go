@@ -261,6 +261,8 @@ func TestDiff(t *testing.T) {
 	}
 	b.Nodes = append(b.Nodes, &Node{GUID: 0x70, Type: check.NodeSwitch, Description: "U", NumPorts: 1, Ports: []*Port{{Num: 0}, {Num: 1, Peer: &check.PortID{Node: 0x50, Port: 3}}}})
 	b.Port(check.PortID{Node: 0x50, Port: 3}).Peer = &check.PortID{Node: 0x70, Port: 1}
+	b.Port(check.PortID{Node: 0x50, Port: 2}).Enforcement = &check.Enforcement{FilterRawInbound: true, FilterRawOutbound: true}
+	a.Port(check.PortID{Node: 0x50, Port: 3}).Enforcement = &check.Enforcement{Outbound: true}
 	b.Normalize()
 	var got []string
 	for _, c := range Diff(a, b) {
@@ -272,8 +274,10 @@ func TestDiff(t *testing.T) {
 	}
 	want := []string{
 		`table-readable "S"[1]: P_Key table read before, not read now; its entries are not compared`,
+		`port-changed "S"[2]: enforcement inbound,outbound -> filter-raw-inbound,filter-raw-outbound`,
 		`link-added new link "S"[3] - "U"[1]`,
 		`link-removed link "S"[3] - "T"[1] is gone`,
+		`port-changed "S"[3]: enforcement outbound -> off`,
 		`node-removed switch "T" (0x0000000000000060) is gone`,
 		`node-added new switch "U" (0x0000000000000070)`,
 		`pkey-moved "HcaA"[1]: 0x8001 moved from index 1 to 3 (QPs holding the old index now use another entry) [0x8001]`,
@@ -589,5 +593,75 @@ func TestNodeReadOnly(t *testing.T) {
 	f.Normalize()
 	if f.Nodes[0].GUID != 0xa0 || f.Node(0xb0).Ports[0].Num != 1 || f.Node(0xa0) != f.Nodes[0] {
 		t.Error("Normalize did not sort the nodes and ports or index them")
+	}
+}
+
+// A switch whose SwitchInfo says PartitionEnforcementCap 0 has no enforcement table on
+// its external ports (the sweep reads them as tables of length 0) and OpenSM leaves
+// them alone (osm_port_info_rcv.c, osm_pkey_mgr.c pkey_mgr_update_peer_port): the CA
+// keys its port lacks are not dropped there, and enforcement off is no finding. Before,
+// the audit reported hca-key-not-on-switch ("once enforcement is on, the switch will
+// drop them") and enforcement-off for every CA on such a switch.
+func TestAuditSwitchWithoutEnforcementCap(t *testing.T) {
+	a1, b1 := check.PortID{Node: 0xa0, Port: 1}, check.PortID{Node: 0xb0, Port: 1}
+	noCap := func(f *Fabric) {
+		s := f.Node(0x50)
+		s.PartitionEnforcementCap = 0
+		for _, p := range s.Ports[1:] {
+			p.Enforcement = &check.Enforcement{}
+			p.TableSize = 0
+			if p.PKeys != nil {
+				p.PKeys = []check.PKey{}
+			}
+		}
+	}
+	f := testFabric()
+	noCap(f)
+	if fs := AuditFabric(f, AuditOptions{}).Findings; len(fs) != 0 {
+		t.Errorf("switch without enforcement: %v", fs)
+	}
+	if _, ok := f.CheckHop(a1, 0x0001); ok {
+		t.Error("CheckHop judged a switch port without enforcement")
+	}
+	if v := check.CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B")); v.Kind != check.VerdictYes {
+		t.Errorf("can-talk %s: %v", v.Kind, v.Reasons)
+	}
+	// SwitchInfo not read: the cap is not known to be 0, so the switch ports are still
+	// judged (their enforcement off is a finding).
+	f = testFabric()
+	noCap(f)
+	f.Node(0x50).Errors = []string{"SwitchInfo: timeout"}
+	found := false
+	for _, fd := range AuditFabric(f, AuditOptions{}).Findings {
+		found = found || fd.Rule == RuleEnforcementOff
+	}
+	if !found {
+		t.Error("SwitchInfo not read: enforcement-off not reported")
+	}
+}
+
+// With part_enforce off OpenSM leaves the tables of switch ports facing CAs as they
+// were and turns their enforcement off (osm_pkey_mgr.c pkey_mgr_update_peer_port):
+// enforcement off and keys that differ where it is off are no finding. But a port
+// whose bits as read still enforce drops the CA keys its table lacks, as can-talk
+// says over the same fabric (CheckHop); before, the audit skipped every switch port
+// under part_enforce off and found no problem there.
+func TestAuditPartEnforceOffStillEnforcing(t *testing.T) {
+	a1, b1 := check.PortID{Node: 0xa0, Port: 1}, check.PortID{Node: 0xb0, Port: 1}
+	s1, s2 := check.PortID{Node: 0x50, Port: 1}, check.PortID{Node: 0x50, Port: 2}
+	f := testFabric()
+	f.Port(s1).PKeys[1] = 0                                               // enforcing, lacks 0x8001
+	f.Port(s2).PKeys[1], f.Port(s2).Enforcement = 0, &check.Enforcement{} // not enforcing, lacks 0x0001
+	f.Port(s2).PKeys[2] = 0x8005                                          // stale
+	fs := AuditFabric(f, AuditOptions{PartEnforce: "off"}).Findings
+	if len(fs) != 1 || fs[0].Rule != RuleHCAKeyNotOnSwitch || fs[0].Severity != check.SeverityError ||
+		fs[0].Ports[0].PortID != a1 || !strings.Contains(fs[0].Action, "part_enforce off") {
+		t.Errorf("part_enforce off: %v", fs)
+	}
+	if h, ok := f.CheckHop(a1, 0x0001); !ok || h.FromEnd != check.HopDrops {
+		t.Errorf("can-talk's hop: %+v", h)
+	}
+	if h, ok := f.CheckHop(b1, 0x0001); !ok || h.FromEnd != check.HopPasses {
+		t.Errorf("can-talk's hop: %+v", h)
 	}
 }

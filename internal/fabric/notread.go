@@ -151,22 +151,16 @@ func (f *Fabric) MissedLinks() bool {
 }
 
 // notReadLine is how NotCheckedLines starts the line of k of NotRead's items of one
-// What; the line then names them (their examples).
-var notReadLine = map[string]func(k int) string{
-	NotReadLink: func(k int) string {
-		return textsafe.Plural(k, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
-	},
-	NotReadUnprobed: func(k int) string {
-		return textsafe.Plural(k, "link", "links") + " past the 63 hops a directed route holds, not probed (the nodes behind them are missing)"
-	},
-	NotReadNode: func(k int) string {
-		return textsafe.Plural(k, "node attribute read", "node attribute reads") + " failed"
-	},
-	NotReadPortInfo: func(k int) string { return textsafe.Plural(k, "PortInfo read", "PortInfo reads") + " failed" },
-	NotReadTable:    func(k int) string { return textsafe.Plural(k, "P_Key table", "P_Key tables") + " not read" },
-	NotReadNoTables: func(k int) string {
-		return textsafe.Plural(k, "P_Key table", "P_Key tables") + " not in the sweep (made with --no-tables)"
-	},
+// What, textsafe.Plural(k, one, many) + rest; the line then names them (their
+// examples), joined by sep: "; " between examples with their reasons, ", " between
+// ports alone.
+var notReadLine = map[string]struct{ one, many, rest, sep string }{
+	NotReadLink:     {"link", "links", " with no answer from the far end (the nodes behind them are missing)", "; "},
+	NotReadUnprobed: {"link", "links", " past the 63 hops a directed route holds, not probed (the nodes behind them are missing)", ", "},
+	NotReadNode:     {"node attribute read", "node attribute reads", " failed", "; "},
+	NotReadPortInfo: {"PortInfo read", "PortInfo reads", " failed", "; "},
+	NotReadTable:    {"P_Key table", "P_Key tables", " not read", "; "},
+	NotReadNoTables: {"P_Key table", "P_Key tables", " not in the sweep (made with --no-tables)", ", "},
 }
 
 // maxNamed bounds the things a line names; the rest are counted ("and 12 more").
@@ -200,11 +194,7 @@ func NotCheckedLines(items []NotChecked) []NotCheckedLine {
 			for j, nc := range g {
 				named[j] = nc.example
 			}
-			sep := "; " // examples with their reasons
-			if what == NotReadUnprobed || what == NotReadNoTables {
-				sep = ", " // ports alone
-			}
-			line.Text = head(len(g)) + ": " + strings.Join(textsafe.Capped(named, maxNamed), sep)
+			line.Text = textsafe.Plural(len(g), head.one, head.many) + head.rest + ": " + strings.Join(textsafe.Capped(named, maxNamed), head.sep)
 		case len(g) == 1:
 			line.Text = fmt.Sprintf("%s not checked: %s", what, g[0].Reason)
 		default:

@@ -172,13 +172,13 @@ func TestAuditNoTablesIsIncomplete(t *testing.T) {
 		t.Fatalf("a sweep without tables: incomplete %v, %d tables checked", res.Incomplete(), res.TablesChecked)
 	}
 	// 2 CA ports, 2 switch port 0s, 4 cabled switch ports.
-	if len(res.NotChecked) != 8 || !strings.Contains(res.NotCheckedSummary(), "--no-tables") {
-		t.Errorf("not checked %d: %s", len(res.NotChecked), res.NotCheckedSummary())
+	if len(res.NotChecked) != 8 || !strings.Contains(NotCheckedSummary(res.NotChecked), "--no-tables") {
+		t.Errorf("not checked %d: %s", len(res.NotChecked), NotCheckedSummary(res.NotChecked))
 	}
 	// One line for the eight: its kind, its count, why, and the first three ports.
 	want := []NotCheckedLine{{Kind: UnreadTable, Text: `8 P_Key tables not in the sweep (made with --no-tables): "S"[0], "S"[1], "S"[2], and 5 more`}}
-	if got := NotCheckedLines(res.NotChecked); len(got) != 1 || got[0] != want[0] || res.NotCheckedSummary() != want[0].Text {
-		t.Errorf("lines %q, summary %q, want %q", got, res.NotCheckedSummary(), want)
+	if got := NotCheckedLines(res.NotChecked); len(got) != 1 || got[0] != want[0] || NotCheckedSummary(res.NotChecked) != want[0].Text {
+		t.Errorf("lines %q, summary %q, want %q", got, NotCheckedSummary(res.NotChecked), want)
 	}
 	found := false
 	for _, fd := range res.Findings {

@@ -55,7 +55,7 @@ type AuditRule struct {
 // nothing was found, so an alert on it has a series to look at.
 func AuditRules(partitions bool) []AuditRule {
 	rules := []AuditRule{
-		{fabric.RuleHCAKeyNotOnSwitch, check.SeverityError}, {fabric.RuleSwitchKeyNotOnHCA, check.SeverityError},
+		{fabric.RuleHCAKeyNotOnSwitch, check.SeverityError}, {fabric.RuleSwitchKeyNotOnHCA, check.SeverityWarning},
 		{fabric.RuleLimitedOnly, check.SeverityWarning}, {fabric.RuleEnforcementOff, check.SeverityWarning},
 		{fabric.RuleTableFull, check.SeverityWarning}, {fabric.RulePortNotActive, check.SeverityWarning},
 		{fabric.RuleNotRead, check.SeverityWarning}, {fabric.RuleSweepIncomplete, check.SeverityWarning},

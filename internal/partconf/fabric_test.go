@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/fabric/fabrictest"
 )
 
 // fabric: CA A (port GUID 0xa1, LID 1, the SM) and CA B (0xb1) on switch S (0x50);
@@ -215,5 +216,33 @@ func TestCompareFabricNextPass(t *testing.T) {
 	f.Port(a1).PKeys[2], f.Port(b1).PKeys[2] = 0x7fff, 0x7fff
 	if got := findings(f, true); len(got) > 0 {
 		t.Errorf("after the next pass: %v", got)
+	}
+}
+
+// AuditRules names each rule with the severity the audit gives its findings: the
+// exporter exports every rule at 0 under that severity, so a rule listed under another
+// one has a 0 series that never moves and a series of its own only while found. Before,
+// switch-key-not-on-hca was listed as an error; the audit reports it as a warning.
+func TestAuditRulesSeverity(t *testing.T) {
+	f := fabrictest.FatTree(1, 0, 1)
+	var sw *fabric.Node
+	for _, n := range f.Nodes {
+		if n.Type == check.NodeSwitch {
+			sw = n
+		}
+	}
+	sw.Port(1).PKeys[2] = 0x8005 // a key the CA it faces lacks
+	listed := map[AuditRule]bool{}
+	for _, r := range AuditRules(false) {
+		listed[r] = true
+	}
+	res := fabric.AuditFabric(f, fabric.AuditOptions{})
+	if !slices.ContainsFunc(res.Findings, func(fd check.Finding) bool { return fd.Rule == fabric.RuleSwitchKeyNotOnHCA }) {
+		t.Fatalf("fixture: no %s in %v", fabric.RuleSwitchKeyNotOnHCA, res.Findings)
+	}
+	for _, fd := range res.Findings {
+		if !listed[AuditRule{fd.Rule, fd.Severity}] {
+			t.Errorf("%s %s is not in AuditRules", fd.Severity, fd.Rule)
+		}
 	}
 }

@@ -121,7 +121,7 @@ func TestLabSubnetBoundary(t *testing.T) {
 			}
 		}
 		if res.Incomplete() {
-			t.Errorf("%s: incomplete: %s", phase, res.NotCheckedSummary())
+			t.Errorf("%s: incomplete: %s", phase, fabric.NotCheckedSummary(res.NotChecked))
 		}
 		// The comparison with the partitions.conf OpenSM read leaves them out too.
 		conf := partconf.Parse("partitions.conf", []byte(parts))
@@ -286,7 +286,7 @@ func TestLabNoTablesIsNotChecked(t *testing.T) {
 	}
 	// ibnetdiscover's 5 CA/switch end ports + 4 CA-facing and 4 inter-switch switch ports.
 	if len(res.NotChecked) < 13 {
-		t.Errorf("%d not checked: %s", len(res.NotChecked), res.NotCheckedSummary())
+		t.Errorf("%d not checked: %s", len(res.NotChecked), fabric.NotCheckedSummary(res.NotChecked))
 	}
 	// No port is a member of 0x0001 in what was read; the tables not read, HcaA[1]'s
 	// among them, are what the audit did not check.
@@ -305,7 +305,7 @@ func TestLabNoTablesIsNotChecked(t *testing.T) {
 	f = sweepLab(t, l, "", query.SweepOptions{})
 	res = fabric.AuditFabric(f, fabric.AuditOptions{})
 	if res.Incomplete() {
-		t.Errorf("full sweep incomplete: %s", res.NotCheckedSummary())
+		t.Errorf("full sweep incomplete: %s", fabric.NotCheckedSummary(res.NotChecked))
 	}
 	if members, unread := f.Members(0x0001), tablesNotChecked(res); len(members) == 0 || len(unread) != 0 {
 		t.Errorf("full sweep: members %v, unread %v", members, unread)

@@ -250,15 +250,12 @@ func runCheck(o *CheckOptions) error {
 		}
 		check.SortFindings(findings)
 		// Load names a partial sweep's gaps (or a saved sweep's missing tables) on
-		// stderr; what else the audit could not check is named below. The document's
-		// incomplete says what was not checked whenever something was: why the
-		// command exits 4, or what a definite failure (exit 1) was found beside.
-		gaps := incompleteItems(fab.NotRead(true))
-		partial := len(gaps) > 0
-		why := gaps
-		if !partial {
-			why = incompleteItems(res.NotChecked)
-		}
+		// stderr: res.NotChecked begins with them (fabric.AuditFabric); what else the
+		// audit could not check (--sa's) is named below, partial sweep or not. The
+		// document's incomplete says what was not checked whenever something was: why
+		// the command exits 4, or what a definite failure (exit 1) was found beside.
+		others := res.NotChecked[len(fab.NotRead(true)):]
+		why := incompleteItems(res.NotChecked)
 		if uncertain != nil {
 			why = append(why, *uncertain)
 		}
@@ -287,7 +284,7 @@ func runCheck(o *CheckOptions) error {
 			if conf != nil && against == "" {
 				against = "OpenSM's own Default=0x7fff, ipoib : ALL=full (partition_config_file empty)"
 			}
-			fmt.Fprintln(o.IO.Out, checkSummary(fab, res.TablesChecked, against, errs, warns, len(all)-len(findings), partial || res.Incomplete() || confGap != nil))
+			fmt.Fprintln(o.IO.Out, checkSummary(fab, res.TablesChecked, against, errs, warns, len(all)-len(findings), res.Incomplete() || confGap != nil))
 		}
 		var after error
 		if conf != nil {
@@ -296,8 +293,8 @@ func runCheck(o *CheckOptions) error {
 		if len(res.Outside) > 0 {
 			o.Notices.Note(fmt.Sprintf("%s outside the swept subnet, not audited: %s", textsafe.Plural(len(res.Outside), "port", "ports"), outsideList(fab, res.Outside)))
 		}
-		if res.Incomplete() && !partial {
-			fmt.Fprintf(o.IO.ErrOut, "ibkey: audit incomplete: %s; not checked, so no all-clear\n", res.NotCheckedSummary())
+		if len(others) > 0 {
+			fmt.Fprintf(o.IO.ErrOut, "ibkey: audit incomplete: %s; not checked, so no all-clear\n", fabric.NotCheckedSummary(others))
 			after = cmdutil.Exit(cmdutil.ExitIncomplete)
 		}
 		if confGap != nil {

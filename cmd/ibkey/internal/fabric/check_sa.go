@@ -73,11 +73,16 @@ type saPort struct {
 	lid   uint16 // the LID the record is asked by: the port's, a switch's port 0's
 	port  uint8
 	table []check.PKey
+	end   bool // an end port: its view is compared with the file too
 }
 
-// saFindings asks the SA and compares. notChecked receives what could not be asked
-// or was not answered.
-func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, model *partconf.Model) (findings []check.Finding, notChecked []fabric.NotChecked, err error) {
+// saPorts are the ports whose table the SA is asked for: the end ports and the switch
+// ports facing them (OpenSM programs those) of the swept subnet, by LID. A port
+// outside it (fabric.Fabric.InSubnet: another SM's, or one no SM configured) is not
+// this SA's: OpenSM answers a P_KeyTableRecord by LID (osm_sa_pkey_record.c,
+// osm_get_port_by_lid), so for another subnet's LID it would answer with the table of
+// one of its own ports.
+func saPorts(fab *fabric.Fabric) []saPort {
 	var ports []saPort
 	for _, n := range fab.Nodes {
 		var swLID uint16
@@ -91,6 +96,9 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 				continue
 			}
 			id := check.PortID{Node: n.GUID, Port: p.Num}
+			if !fab.InSubnet(id) {
+				continue
+			}
 			lid := p.LID
 			if n.Type == check.NodeSwitch {
 				lid = swLID
@@ -101,9 +109,16 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 			if lid == 0 {
 				continue
 			}
-			ports = append(ports, saPort{id: id, lid: lid, port: uint8(p.Num), table: p.PKeys})
+			ports = append(ports, saPort{id: id, lid: lid, port: uint8(p.Num), table: p.PKeys, end: n.IsEndPort(p)})
 		}
 	}
+	return ports
+}
+
+// saFindings asks the SA and compares. notChecked receives what could not be asked
+// or was not answered.
+func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, model *partconf.Model) (findings []check.Finding, notChecked []fabric.NotChecked, err error) {
+	ports := saPorts(fab)
 	err = o.Source.MAD.With(o.Ctx, func(ctx context.Context, qf *query.Fabric) error {
 		sm, err := mad.FindSA(ctx, qf.T)
 		if err != nil {
@@ -151,12 +166,9 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 				continue
 			}
 			tables++
-			findings = append(findings, compareView(fab, sp, view, fab.FindingPort(sp.id))...)
-			if model != nil {
-				n := fab.Node(sp.id.Node)
-				if n.IsEndPort(fab.Port(sp.id)) {
-					findings = append(findings, compareViewModel(fab, sp, view, model, fab.FindingPort(sp.id))...)
-				}
+			findings = append(findings, compareView(fab, sp, view)...)
+			if model != nil && sp.end {
+				findings = append(findings, compareViewModel(fab, sp, view, model)...)
 			}
 		}
 		groups := 0
@@ -174,7 +186,7 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 }
 
 // compareView: the SM's view against the table the port answers.
-func compareView(fab *fabric.Fabric, sp saPort, view []check.PKey, port check.FindingPort) []check.Finding {
+func compareView(fab *fabric.Fabric, sp saPort, view []check.PKey) []check.Finding {
 	var diffs []string
 	for i := range view {
 		if view[i] != sp.table[i] && (view[i].Valid() || sp.table[i].Valid()) {
@@ -188,7 +200,7 @@ func compareView(fab *fabric.Fabric, sp saPort, view []check.PKey, port check.Fi
 	if len(diffs) == 0 {
 		return nil
 	}
-	return []check.Finding{{Severity: check.SeverityError, Rule: RuleSATableDiffers, Ports: []check.FindingPort{port},
+	return []check.Finding{{Severity: check.SeverityError, Rule: RuleSATableDiffers, Ports: []check.FindingPort{fab.FindingPort(sp.id)},
 		Message: fmt.Sprintf("the Subnet Manager believes %s's P_Key table is not what the port holds (%s): its answers (paths, joins) follow its own view", fab.Label(sp.id), strings.Join(diffs, "; ")),
 		Action:  "restart the Subnet Manager or reset the port's link so the SM reads the table again and rewrites it (a running OpenSM re-reads a port's table only then: kill -HUP re-reads partitions.conf, not the tables); if it changes again, something else sets it"}}
 }
@@ -196,7 +208,7 @@ func compareView(fab *fabric.Fabric, sp saPort, view []check.PKey, port check.Fi
 // compareViewModel: the SM's view against what the partitions file gives the port.
 // kill -HUP alone settles it only when OpenSM read an older version of the file: a
 // file it rejects it rejects again (seen with OpenSM 3.3.23, TestLabAdviceSAViewNotFile).
-func compareViewModel(fab *fabric.Fabric, sp saPort, view []check.PKey, model *partconf.Model, port check.FindingPort) []check.Finding {
+func compareViewModel(fab *fabric.Fabric, sp saPort, view []check.PKey, model *partconf.Model) []check.Finding {
 	p := fab.Port(sp.id)
 	if p == nil || p.GUID == 0 {
 		return nil
@@ -234,7 +246,7 @@ func compareViewModel(fab *fabric.Fabric, sp saPort, view []check.PKey, model *p
 	if len(extra) > 0 {
 		parts = append(parts, "has "+strings.Join(extra, ", ")+" besides")
 	}
-	return []check.Finding{{Severity: check.SeverityError, Rule: RuleSAViewNotFile, Ports: []check.FindingPort{port},
+	return []check.Finding{{Severity: check.SeverityError, Rule: RuleSAViewNotFile, Ports: []check.FindingPort{fab.FindingPort(sp.id)},
 		Message: fmt.Sprintf("the Subnet Manager's own view of %s's table %s what %s gives it: the SM did not apply the file there (a table too small, ERR 0512; a parse error; another file)", fab.Label(sp.id), strings.Join(parts, " and "), model.Source.File),
 		Action:  "read OpenSM's log about it (ibkey sm log): fix the file if OpenSM rejected it, or point OpenSM at this file if it reads another (opensm -P, partition_config_file); then kill -HUP OpenSM"}}
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 )
@@ -161,5 +163,56 @@ func TestLabFabricCheckSALimited(t *testing.T) {
 		if node != "HcaA" && none == 0 {
 			t.Errorf("from %s: saquery got every record: the test needs a refusal", node)
 		}
+	}
+}
+
+// TestLabFabricCheckSAPartialSweep: --sa over a partial sweep still names what the SA
+// did not answer. Asked from HcaA (not in p1), p1's IPoIB group is not checked; the
+// sweep (a saved one that stopped early) is partial too. Before, the JSON's incomplete
+// and stderr named only the sweep's gaps: the SA's went unnamed whenever the sweep
+// was partial.
+func TestLabFabricCheckSAPartialSweep(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.StartPartconf(t)
+	l.StartOpenSMDaemon(t, saCheckConf)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "partitions.conf")
+	if err := os.WriteFile(conf, []byte(saCheckConf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runIbkey(t, false, nil, "fabric", "discover", "--ibsim="+l.SockName, "--sim-node", "HcaA", "-o", "json")
+	if r.Code != 0 {
+		t.Fatalf("discover: exit %d\n%s", r.Code, r.Stderr)
+	}
+	fab, err := fabric.DecodeFabric(strings.NewReader(r.Stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab.Incomplete = "stopped for the test"
+	file := filepath.Join(dir, "partial.json")
+	var buf strings.Builder
+	if err := fabric.EncodeFabric(&buf, fab); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(buf.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", file, "--ibsim="+l.SockName, "--sim-node", "HcaA", "--sa",
+		"--partitions", conf, "--ignore", "enforcement-off,sweep-incomplete", "-o", "json")
+	var d saCheckDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+		t.Fatalf("exit %d: %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
+	}
+	var kinds []string
+	sa := false
+	for _, in := range d.Incomplete {
+		kinds = append(kinds, in.Kind)
+		sa = sa || strings.Contains(in.Message, "SA MCMemberRecord")
+	}
+	if r.Code != 4 || !slices.Contains(kinds, "partial-sweep") || !sa || !strings.Contains(r.Stderr, "SA MCMemberRecord") {
+		t.Errorf("exit %d, incomplete %+v, want 4 naming the partial sweep and the SA group not checked\n%s", r.Code, d.Incomplete, r.Stderr)
 	}
 }
