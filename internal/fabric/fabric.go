@@ -207,8 +207,11 @@ func (n *Node) IsEndPort(p *Port) bool { return n.Type != check.NodeSwitch || p.
 // ("Bail out if this is a switch with no partition enforcement capability",
 // osm_port_info_rcv.c) nor programs them or their enforcement bits
 // (pkey_mgr_update_peer_port returns at once, osm_pkey_mgr.c, OpenSM 3.3.23).
+// A switch port with a table contradicts a cap of 0 (a fabric file written by hand or
+// by another tool, which may leave the cap out): the switch is then judged.
 func (n *Node) NoEnforcementCap() bool {
-	return n.Type == check.NodeSwitch && n.PartitionEnforcementCap == 0 && !n.readFailed("SwitchInfo")
+	return n.Type == check.NodeSwitch && n.PartitionEnforcementCap == 0 && !n.readFailed("SwitchInfo") &&
+		!slices.ContainsFunc(n.Ports, func(p *Port) bool { return p.Num > 0 && p.TableSize > 0 })
 }
 
 // readFailed reports whether the node's read of attribute what failed (Errors holds

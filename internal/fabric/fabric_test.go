@@ -638,6 +638,18 @@ func TestAuditSwitchWithoutEnforcementCap(t *testing.T) {
 	if !found {
 		t.Error("SwitchInfo not read: enforcement-off not reported")
 	}
+	// A cap of 0 beside external tables (a fabric file that leaves the cap out): the
+	// file contradicts itself, and the switch is judged on its tables.
+	f = testFabric()
+	f.Node(0x50).PartitionEnforcementCap = 0
+	f.Node(0x50).Ports[1].PKeys[1] = 0 // HcaA's 0x8001, which the switch port now drops
+	found = false
+	for _, fd := range AuditFabric(f, AuditOptions{}).Findings {
+		found = found || fd.Rule == RuleHCAKeyNotOnSwitch
+	}
+	if f.Node(0x50).NoEnforcementCap() || !found {
+		t.Error("cap 0 beside switch tables: the switch was not judged")
+	}
 }
 
 // With part_enforce off OpenSM leaves the tables of switch ports facing CAs as they
