@@ -293,8 +293,8 @@ type Packet struct {
 	Attr     AttrID
 	Modifier uint32
 
-	// Cut is set on an SA reply that is the first of several RMPP segments
-	// (sa.go): the rest of the answer did not come.
+	// Cut is set on an SA reply that is one of several RMPP segments (sa.go):
+	// the rest of the answer did not come.
 	Cut bool
 
 	// Data is the attribute data area: 64 bytes for SMPs, 192 for the PMA,
@@ -325,9 +325,13 @@ func Decode(b []byte) (*Packet, error) {
 	case ClassPerf:
 		p.Data = append([]byte(nil), b[offData:]...)
 	case ClassSubnAdm:
-		// Active and not the last segment (RMPP flags, IBA 13.6.2.1).
+		// Active, and not both the first and the last segment (RMPP flags,
+		// IBA 13.6.2.1). Linux's RMPP sender sets First on segment 1 and Last
+		// on the final one (drivers/infiniband/core/mad_rmpp.c send_next_seg),
+		// so a final segment that arrives alone carries Last without First:
+		// it is not the whole answer either.
 		f := b[offRMPPFlags]
-		p.Cut = f&rmppFlagActive != 0 && f&rmppFlagLast == 0
+		p.Cut = f&rmppFlagActive != 0 && f&(rmppFlagFirst|rmppFlagLast) != rmppFlagFirst|rmppFlagLast
 		p.Data = append([]byte(nil), b[offSAData:]...)
 	}
 	if p.Class == ClassSubnDirected {

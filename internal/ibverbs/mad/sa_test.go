@@ -95,6 +95,7 @@ func TestSACut(t *testing.T) {
 		{rmppFlagActive | rmppFlagFirst, true},
 		{rmppFlagActive, true},
 		{rmppFlagActive | rmppFlagFirst | rmppFlagLast, false},
+		{rmppFlagActive | rmppFlagLast, true}, // a later, final segment: not the whole
 		{0, false},
 		{rmppFlagFirst, false}, // not active: no RMPP at all
 	} {
