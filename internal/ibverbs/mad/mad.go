@@ -395,7 +395,9 @@ func (e *StatusError) Error() string {
 }
 
 // StatusText describes a MAD status word: bit 0 busy, bit 1 redirect, bits 2-4
-// the invalid-field code (IBA table 127).
+// the invalid-field code, bits 5-7 reserved (IBA table 127). A status with only
+// reserved bits set is not success: every reply whose status is not 0 is an
+// error (libibmad's mad_rpc alike, rpc.c).
 func StatusText(s uint16) string {
 	var parts []string
 	if s&0x1 != 0 {
@@ -416,6 +418,9 @@ func StatusText(s uint16) string {
 		parts = append(parts, "invalid attribute or modifier value")
 	default:
 		parts = append(parts, fmt.Sprintf("reserved invalid-field code %d", (s>>2)&0x7))
+	}
+	if s&0xe0 != 0 {
+		parts = append(parts, fmt.Sprintf("reserved bits 0x%02x", s&0xe0))
 	}
 	if s>>8 != 0 {
 		parts = append(parts, fmt.Sprintf("class-specific 0x%02x", s>>8))

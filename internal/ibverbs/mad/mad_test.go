@@ -152,6 +152,9 @@ func TestStatusText(t *testing.T) {
 		0x0008: "method not supported",
 		0x0100: "class-specific 0x01",
 		0x0014: "reserved invalid-field code 5",
+		// Bits 5-7 are reserved (IBA table 127): not success.
+		0x0020: "reserved bits 0x20",
+		0x00e1: "busy, reserved bits 0xe0",
 	} {
 		if got := StatusText(s); got != want {
 			t.Errorf("StatusText(%#04x) = %q, want %q", s, got, want)

@@ -118,6 +118,7 @@ func TestSAStatusText(t *testing.T) {
 		0x0900: "SA status 9",
 		0x000c: "method/attribute combination not supported",
 		0x020c: "method/attribute combination not supported, ERR_REQ_INVALID",
+		0x0040: "reserved bits 0x40",
 	} {
 		if got := SAStatusText(s); got != want {
 			t.Errorf("SAStatusText(%#04x) = %q, want %q", s, got, want)
