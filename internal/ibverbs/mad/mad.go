@@ -95,28 +95,26 @@ const AttrPortCounters AttrID = 0x0012
 // Offsets inside the 256-byte MAD (IBA 13.4.2 common header, 14.2.1 SMP
 // formats, 16.1.2 PMA format).
 const (
-	offBaseVersion   = 0
-	offClass         = 1
-	offClassVersion  = 2
-	offMethod        = 3
-	offStatus        = 4
-	offHopPointer    = 6 // directed route: ClassSpecific high byte
-	offHopCount      = 7 // directed route: ClassSpecific low byte
-	offTID           = 8
-	offAttrID        = 16
-	offAttrModifier  = 20
-	offDrSLID        = 32 // directed route only
-	offDrDLID        = 34 // directed route only
-	offData          = 64
-	offInitialPath   = 128 // directed route only
-	smpDataSize      = 64
-	pmaDataSize      = Size - offData // 192
-	drDirectionBit   = 0x8000
-	permissiveLID    = 0xffff
-	baseVersion      = 1
-	classVersionSubn = 1
-	classVersionPerf = 1
-	classVersionSA   = 2 // IBA 15.2.1.1
+	offBaseVersion  = 0
+	offClass        = 1
+	offClassVersion = 2
+	offMethod       = 3
+	offStatus       = 4
+	offHopPointer   = 6 // directed route: ClassSpecific high byte
+	offHopCount     = 7 // directed route: ClassSpecific low byte
+	offTID          = 8
+	offAttrID       = 16
+	offAttrModifier = 20
+	offDrSLID       = 32 // directed route only
+	offDrDLID       = 34 // directed route only
+	offData         = 64
+	offInitialPath  = 128 // directed route only
+	smpDataSize     = 64
+	pmaDataSize     = Size - offData // 192
+	drDirectionBit  = 0x8000
+	permissiveLID   = 0xffff
+	baseVersion     = 1
+	classVersionSA  = 2 // IBA 15.2.1.1
 )
 
 // MaxHops is the longest directed route: InitialPath holds 64 entries and entry
@@ -315,16 +313,12 @@ func Decode(b []byte) (*Packet, error) {
 	p := &Packet{
 		Class:    Class(b[offClass]),
 		Method:   Method(b[offMethod]),
-		Status:   binary.BigEndian.Uint16(b[offStatus:]),
+		Status:   replyStatus(b),
 		Attr:     AttrID(binary.BigEndian.Uint16(b[offAttrID:])),
 		Modifier: binary.BigEndian.Uint32(b[offAttrModifier:]),
+		Data:     append([]byte(nil), dataArea(Class(b[offClass]), b)...),
 	}
-	switch p.Class {
-	case ClassSubnLID, ClassSubnDirected:
-		p.Data = append([]byte(nil), b[offData:offData+smpDataSize]...)
-	case ClassPerf:
-		p.Data = append([]byte(nil), b[offData:]...)
-	case ClassSubnAdm:
+	if p.Class == ClassSubnAdm {
 		// Active, and not both the first and the last segment (RMPP flags,
 		// IBA 13.6.2.1). Linux's RMPP sender sets First on segment 1 and Last
 		// on the final one (drivers/infiniband/core/mad_rmpp.c send_next_seg),
@@ -332,23 +326,39 @@ func Decode(b []byte) (*Packet, error) {
 		// it is not the whole answer either.
 		f := b[offRMPPFlags]
 		p.Cut = f&rmppFlagActive != 0 && f&(rmppFlagFirst|rmppFlagLast) != rmppFlagFirst|rmppFlagLast
-		p.Data = append([]byte(nil), b[offSAData:]...)
-	}
-	if p.Class == ClassSubnDirected {
-		// The status word's top bit is the D bit: set in replies travelling back.
-		p.Status &^= drDirectionBit
 	}
 	return p, nil
+}
+
+// dataArea is the attribute data area of the MAD b of class c: 64 bytes for
+// SMPs, 192 for the PMA, 200 (the records) for the SA.
+func dataArea(c Class, b []byte) []byte {
+	switch c {
+	case ClassPerf:
+		return b[offData:]
+	case ClassSubnAdm:
+		return b[offSAData:]
+	}
+	return b[offData : offData+smpDataSize]
+}
+
+// replyStatus is the status of the MAD b. In a directed-route SMP the status
+// word's top bit is the D bit, set in replies travelling back (OpenSM
+// ib_types.h IB_SMP_DIRECTION, IB_SMP_STATUS_MASK), and not part of the status.
+func replyStatus(b []byte) uint16 {
+	s := binary.BigEndian.Uint16(b[offStatus:])
+	if Class(b[offClass]) == ClassSubnDirected {
+		s &^= drDirectionBit
+	}
+	return s
 }
 
 // classVersion is the class version ibkey speaks for c (IBA 13.4.2 for the SMP and
 // PMA classes, 15.2.1.1 for the SA's 2); 0 for a class ibkey does not speak.
 func classVersion(c Class) uint8 {
 	switch c {
-	case ClassSubnLID, ClassSubnDirected:
-		return classVersionSubn
-	case ClassPerf:
-		return classVersionPerf
+	case ClassSubnLID, ClassSubnDirected, ClassPerf:
+		return 1
 	case ClassSubnAdm:
 		return classVersionSA
 	}

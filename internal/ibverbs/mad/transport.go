@@ -84,15 +84,7 @@ type Call struct {
 
 // Data is the reply's attribute data area (64 bytes for SMPs, 192 for the
 // PMA); valid when Err is nil.
-func (c *Call) Data() []byte {
-	switch c.class {
-	case ClassPerf:
-		return c.reply[offData:]
-	case ClassSubnAdm:
-		return c.reply[offSAData:]
-	}
-	return c.reply[offData : offData+smpDataSize]
-}
+func (c *Call) Data() []byte { return dataArea(c.class, c.reply[:]) }
 
 // Exchange runs calls through t: in one batch when t is an Exchanger,
 // otherwise one Do after another.
@@ -108,11 +100,7 @@ func Exchange(ctx context.Context, t Transport, calls []Call) error {
 		p, err := t.Do(ctx, c.Req)
 		if c.Err = err; err == nil {
 			c.class = p.Class
-			if p.Class == ClassSubnAdm {
-				copy(c.reply[offSAData:], p.Data)
-			} else {
-				copy(c.reply[offData:], p.Data)
-			}
+			copy(c.Data(), p.Data)
 		}
 	}
 	return ctx.Err()
@@ -666,11 +654,7 @@ func checkReply(req *Request, class Class, b []byte) error {
 				req.Addr, hc, hp, len(req.Addr.Path))
 		}
 	}
-	status := binary.BigEndian.Uint16(b[offStatus:])
-	if class == ClassSubnDirected {
-		status &^= drDirectionBit
-	}
-	if status != 0 {
+	if status := replyStatus(b); status != 0 {
 		return &StatusError{Addr: req.Addr, Attr: req.Attr, Status: status, Class: class}
 	}
 	return nil

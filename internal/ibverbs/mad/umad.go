@@ -65,13 +65,10 @@ func encodeUmadRegReq(class Class, qpn uint8) []byte {
 	b := make([]byte, umadRegReqSize)
 	b[20] = qpn
 	b[21] = byte(class)
-	b[22] = 1 // class version
-	if class == ClassSubnAdm {
-		// SA class version 2 (IBA 15.2.1.1). rmpp_version stays 0: ibkey asks
-		// for single records, and a reply the SA segments with RMPP arrives as
-		// its first segment, which sa.go never takes as the whole answer.
-		b[22] = classVersionSA
-	}
+	// rmpp_version (26) stays 0: ibkey asks the SA for single records, and a
+	// reply the SA segments with RMPP arrives as separate segments, which sa.go
+	// never takes as the whole answer.
+	b[22] = classVersion(class)
 	return b
 }
 
