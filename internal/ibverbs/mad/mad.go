@@ -110,7 +110,6 @@ const (
 	offData         = 64
 	offInitialPath  = 128 // directed route only
 	smpDataSize     = 64
-	pmaDataSize     = Size - offData // 192
 	drDirectionBit  = 0x8000
 	permissiveLID   = 0xffff
 	baseVersion     = 1
@@ -240,20 +239,14 @@ func (r *Request) MarshalTo(b []byte, tid uint64) error {
 		// transport encodes through MarshalTo.
 		return fmt.Errorf("%w: refusing to encode %s %s", ErrMethodRefused, class, r.Method)
 	}
-	limit := smpDataSize
-	switch class {
-	case ClassPerf:
-		limit = pmaDataSize
-	case ClassSubnAdm:
-		limit = saDataSize
-	}
-	if len(r.Data) > limit {
-		return fmt.Errorf("mad: %d bytes of attribute data, %s carries at most %d", len(r.Data), class, limit)
-	}
 	if len(b) < Size {
 		return fmt.Errorf("mad: a %d-byte buffer holds no %d-byte MAD", len(b), Size)
 	}
 	b = b[:Size]
+	data := dataArea(class, b)
+	if len(r.Data) > len(data) {
+		return fmt.Errorf("mad: %d bytes of attribute data, %s carries at most %d", len(r.Data), class, len(data))
+	}
 	clear(b)
 	b[offBaseVersion] = baseVersion
 	b[offClass] = byte(class)
@@ -267,10 +260,8 @@ func (r *Request) MarshalTo(b []byte, tid uint64) error {
 		// the component mask; the record template follows it.
 		binary.BigEndian.PutUint64(b[offSMKey:], r.SMKey)
 		binary.BigEndian.PutUint64(b[offCompMask:], r.CompMask)
-		copy(b[offSAData:], r.Data)
-		return nil
 	}
-	copy(b[offData:], r.Data)
+	copy(data, r.Data)
 	if class == ClassSubnDirected {
 		// Outbound directed route: D=0, hop pointer 0, hop count n, both
 		// DR LIDs permissive (a pure directed route, IBA 14.2.2.2).

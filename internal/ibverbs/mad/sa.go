@@ -28,7 +28,6 @@ const (
 	offSMKey     = 36
 	offCompMask  = 48
 	offSAData    = 56
-	saDataSize   = Size - offSAData // 200
 )
 
 // SA attributes (IBA 15.2.5, table 195; OpenSM IB_MAD_ATTR_*).
