@@ -391,7 +391,7 @@ func (c *ibsimClient) encodeHdr(b []byte, req *Request, class Class, _ time.Dura
 func (c *ibsimClient) send(msgs [][]byte) (int, error) {
 	n, err := writeEach(c.data, msgs)
 	if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTCONN) {
-		return n, downError{fmt.Errorf("ibsim is not running any more (or dropped client slot %d): %w", c.slot, err)}
+		return n, taggedError{fmt.Errorf("ibsim is not running any more (or dropped client slot %d): %w", c.slot, err), ErrTransportDown}
 	}
 	return n, err
 }

@@ -181,10 +181,14 @@ func (e *NoSimNodeError) Error() string {
 	return fmt.Sprintf("ibsim %q has no node %q (its default node is %q)", e.SockName, e.Node, e.Default)
 }
 
-// downError marks an endpoint error as ErrTransportDown, its text unchanged.
-type downError struct{ error }
+// taggedError keeps the text of the error it wraps and also matches tag
+// (ErrTransportDown, ErrNoUmadDevice) with errors.Is.
+type taggedError struct {
+	error
+	tag error
+}
 
-func (e downError) Unwrap() []error { return []error{e.error, ErrTransportDown} }
+func (e taggedError) Unwrap() []error { return []error{e.error, e.tag} }
 
 // TimeoutError says which request went unanswered.
 type TimeoutError struct {
@@ -694,7 +698,7 @@ func (e *engine) abort(err error) {
 // fail stops the loop on an endpoint error: every call, now and later,
 // fails with it.
 func (e *engine) fail(err error) {
-	err = downError{fmt.Errorf("mad: receive from %s: %w", e.ep.name(), err)}
+	err = taggedError{fmt.Errorf("mad: receive from %s: %w", e.ep.name(), err), ErrTransportDown}
 	e.mu.Lock()
 	e.failed = err
 	e.mu.Unlock()

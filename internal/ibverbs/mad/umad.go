@@ -142,18 +142,12 @@ func ListUmadPorts(sysfsRoot string) ([]UmadPort, error) {
 // usable InfiniBand port there, which a caller may answer with another transport.
 var ErrNoUmadDevice = errors.New("umad: no umad device for the port")
 
-// noUmadError keeps the message of the error it wraps and adds ErrNoUmadDevice.
-type noUmadError struct{ err error }
-
-func (e *noUmadError) Error() string   { return e.err.Error() }
-func (e *noUmadError) Unwrap() []error { return []error{ErrNoUmadDevice, e.err} }
-
 // FindUmadPort returns the umad device serving device/port; the error lists
 // the ports there are, and matches ErrNoUmadDevice.
 func FindUmadPort(sysfsRoot, device string, port int) (_ UmadPort, err error) {
 	defer func() {
 		if err != nil {
-			err = &noUmadError{err}
+			err = taggedError{err, ErrNoUmadDevice}
 		}
 	}()
 	ports, err := ListUmadPorts(sysfsRoot)
