@@ -152,6 +152,9 @@ type nodeData struct {
 	desc  string
 	sw    *mad.SwitchInfo
 	dev   *ibverbs.Device
+	// capMask0 is a switch's port 0 CapabilityMask, once read: it speaks for the
+	// external ports too (see loadPort).
+	capMask0 *uint32
 }
 
 func (f *Fabric) loadNode(ctx context.Context, local *localPortInfo, sel FabricSelector, opt LoadOptions) ([]*PortView, error) {
@@ -259,6 +262,23 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	if err != nil {
 		return nil, f.madError(ctx, n.local, addr, err)
 	}
+	// A switch's external ports have no CapabilityMask of their own (IBA
+	// 14.2.5.6; ibsim answers 0): whether LinkSpeedExtActive names the speed is
+	// port 0's IsExtendedSpeedsSupported, as libibnetdisc takes it
+	// (get_port_info_for_cap_mask, infiniband-diags ibdiag_common.c).
+	capMask := pi.CapabilityMask
+	if isSwitch {
+		if num == 0 {
+			n.capMask0 = &pi.CapabilityMask
+		} else if n.capMask0 == nil {
+			pi0, err := mad.GetPortInfo(ctx, f.T, addr, 0)
+			if err != nil {
+				return nil, f.madError(ctx, n.local, addr, err)
+			}
+			n.capMask0 = &pi0.CapabilityMask
+		}
+		capMask = *n.capMask0
+	}
 
 	d := n.dev
 	v := &PortView{Device: d, Fabric: &FabricPort{Address: addr.String(), Addr: addr, NodeGUID: check.GUID(n.info.NodeGUID)}}
@@ -268,7 +288,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 		State:     portStateEnum(pi.PortState),
 		PhysState: ibverbs.Opt[ibverbs.Enum]{Value: physStateEnum(pi.PhysState)},
 		CapMask:   ibverbs.Opt[uint32]{Value: pi.CapabilityMask},
-		Rate:      portRate(pi),
+		Rate:      portRate(pi, capMask),
 		LinkLayer: ibverbs.Opt[string]{Value: "InfiniBand"},
 		HasPKeys:  tableLen > 0,
 	}
@@ -365,9 +385,10 @@ func namedEnum(n int, unknown string, names ...string) ibverbs.Enum {
 }
 
 // portRate is the kernel's rate text, "10 Gb/sec (4X SDR)", from LinkWidthActive
-// and LinkSpeedActive, or LinkSpeedExtActive when the port supports extended
-// speeds and one is active (IBA 14.2.5.6; infiniband-diags decodes them alike).
-func portRate(pi mad.PortInfo) ibverbs.Opt[ibverbs.Rate] {
+// and LinkSpeedActive, or LinkSpeedExtActive when capMask (the port's, or for a
+// switch's external port, port 0's) says extended speeds are supported and one is
+// active (IBA 14.2.5.6; infiniband-diags decodes them alike).
+func portRate(pi mad.PortInfo, capMask uint32) ibverbs.Opt[ibverbs.Rate] {
 	widths := map[uint8]int{1: 1, 2: 4, 4: 8, 8: 12, 16: 2}
 	type speed struct {
 		name string
@@ -380,7 +401,7 @@ func portRate(pi mad.PortInfo) ibverbs.Opt[ibverbs.Rate] {
 		return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkWidthActive %d is not a known width", pi.LinkWidthActive)}
 	}
 	sp, ok := speeds[pi.LinkSpeedActive]
-	if pi.CapabilityMask&mad.CapExtendedSpeeds != 0 && pi.LinkSpeedExtActive != 0 {
+	if capMask&mad.CapExtendedSpeeds != 0 && pi.LinkSpeedExtActive != 0 {
 		sp, ok = extSpeeds[pi.LinkSpeedExtActive]
 		if !ok {
 			return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkSpeedExtActive %d is not a known speed", pi.LinkSpeedExtActive)}

@@ -28,10 +28,11 @@ func TestPortRate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		pi := mad.PortInfo{LinkWidthActive: tc.width, LinkSpeedActive: tc.speed, LinkSpeedExtActive: tc.ext}
+		var capMask uint32
 		if tc.extCap {
-			pi.CapabilityMask = mad.CapExtendedSpeeds
+			capMask = mad.CapExtendedSpeeds
 		}
-		r := portRate(pi)
+		r := portRate(pi, capMask)
 		if tc.want == "" {
 			if r.OK() {
 				t.Errorf("%+v: rate %q, want n/a", tc, r.Value.Text)

@@ -168,8 +168,9 @@ func ParsePortInfo(d []byte) (PortInfo, error) {
 const PKeysPerBlock = 32
 
 // PKeyTableModifier is the attribute modifier of P_KeyTable: block number in
-// bits 0-15, port number in bits 16-23 (used by switches, ignored by CAs,
-// which answer for the port the SMP arrived on; IBA 14.2.5.7).
+// bits 0-15, port number in bits 16-31 (used by switches, ignored by CAs,
+// which answer for the port the SMP arrived on; IBA 14.2.5.7). OpenSM sends
+// port << 16 (osm_pkey_mgr.c), ibsim reads mod >> 16 (sim_mad.c do_pkeytbl).
 func PKeyTableModifier(block uint16, port uint8) uint32 {
 	return uint32(block) | uint32(port)<<16
 }

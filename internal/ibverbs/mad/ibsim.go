@@ -382,8 +382,7 @@ func (c *ibsimClient) encodeHdr(b []byte, req *Request, class Class, _ time.Dura
 	be.PutUint16(b[0:], dlid) // u32 field, LID in its first two bytes
 	be.PutUint16(b[4:], slid)
 	be.PutUint32(b[8:], qp)  // dqp
-	be.PutUint32(b[12:], qp) // sqp
-	be.PutUint32(b[16:], 0)  // status
+	be.PutUint32(b[12:], qp) // sqp; status (16) stays 0
 	be.PutUint64(b[24:], Size)
 	return nil
 }
@@ -391,7 +390,7 @@ func (c *ibsimClient) encodeHdr(b []byte, req *Request, class Class, _ time.Dura
 func (c *ibsimClient) send(msgs [][]byte) (int, error) {
 	n, err := writeEach(c.data, msgs)
 	if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTCONN) {
-		return n, downError{fmt.Errorf("ibsim is not running any more (or dropped client slot %d): %w", c.slot, err)}
+		return n, taggedError{fmt.Errorf("ibsim is not running any more (or dropped client slot %d): %w", c.slot, err), ErrTransportDown}
 	}
 	return n, err
 }

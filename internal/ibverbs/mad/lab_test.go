@@ -333,3 +333,48 @@ func TestLabFatTree(t *testing.T) {
 		},
 	})
 }
+
+// Lane speeds as smpquery names them (libibmad dump.c mad_dump_linkspeed and
+// mad_dump_linkspeedext).
+var (
+	speedNames    = map[uint8]string{1: "2.5 Gbps", 2: "5.0 Gbps", 4: "10.0 Gbps"}
+	extSpeedNames = map[uint8]string{0: "No Extended Speed", 1: "14.0625 Gbps", 2: "25.78125 Gbps", 4: "53.125 Gbps"}
+)
+
+// TestLabPortSpeeds compares PortInfo's LinkWidthActive, LinkSpeedActive and
+// LinkSpeedExtActive (byte 62, high 4 bits) with smpquery on links of three speeds
+// (speeds.net: QDR, EDR, HDR), at both ends of each; elsewhere the lab's links are
+// all SDR, without an extended speed.
+func TestLabPortSpeeds(t *testing.T) {
+	t.Parallel()
+	l := lab.Start(t, "../../lab/testdata/speeds.net", nil)
+	tr := l.Dial(t, "", labOpts)
+	ctx := context.Background()
+	ext := map[uint8]bool{}
+	for port := uint8(1); port <= 3; port++ {
+		for _, a := range []struct {
+			addr mad.Address
+			port uint8
+		}{{mad.DirectedRoute(), port}, {mad.DirectedRoute(port), 1}} {
+			pi, err := mad.GetPortInfo(ctx, tr, a.addr, a.port)
+			if err != nil {
+				t.Fatalf("%s port %d: %v", a.addr, a.port, err)
+			}
+			// A switch's external ports have no CapabilityMask (ibsim answers 0);
+			// the CAs say they support extended speeds.
+			if len(a.addr.Path) > 0 && pi.CapabilityMask&mad.CapExtendedSpeeds == 0 {
+				t.Errorf("%s port %d: CapabilityMask 0x%x without IsExtendedSpeedsSupported", a.addr, a.port, pi.CapabilityMask)
+			}
+			ext[pi.LinkSpeedExtActive] = true
+			out := l.MustTool("smpquery", "-D", "portinfo", mad.FormatDRPath(a.addr.Path), strconv.Itoa(int(a.port)))
+			compareFields(t, fmt.Sprintf("%s port %d", a.addr, a.port), lab.ParseFields(out), map[string]string{
+				"LinkWidthActive":    widthNames[pi.LinkWidthActive],
+				"LinkSpeedActive":    speedNames[pi.LinkSpeedActive],
+				"LinkSpeedExtActive": extSpeedNames[pi.LinkSpeedExtActive],
+			})
+		}
+	}
+	if len(ext) != 3 {
+		t.Errorf("LinkSpeedExtActive values %v: want three (none, EDR, HDR), or the test checks less than it says", ext)
+	}
+}

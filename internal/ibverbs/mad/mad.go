@@ -95,28 +95,25 @@ const AttrPortCounters AttrID = 0x0012
 // Offsets inside the 256-byte MAD (IBA 13.4.2 common header, 14.2.1 SMP
 // formats, 16.1.2 PMA format).
 const (
-	offBaseVersion   = 0
-	offClass         = 1
-	offClassVersion  = 2
-	offMethod        = 3
-	offStatus        = 4
-	offHopPointer    = 6 // directed route: ClassSpecific high byte
-	offHopCount      = 7 // directed route: ClassSpecific low byte
-	offTID           = 8
-	offAttrID        = 16
-	offAttrModifier  = 20
-	offDrSLID        = 32 // directed route only
-	offDrDLID        = 34 // directed route only
-	offData          = 64
-	offInitialPath   = 128 // directed route only
-	smpDataSize      = 64
-	pmaDataSize      = Size - offData // 192
-	drDirectionBit   = 0x8000
-	permissiveLID    = 0xffff
-	baseVersion      = 1
-	classVersionSubn = 1
-	classVersionPerf = 1
-	classVersionSA   = 2 // IBA 15.2.1.1
+	offBaseVersion  = 0
+	offClass        = 1
+	offClassVersion = 2
+	offMethod       = 3
+	offStatus       = 4
+	offHopPointer   = 6 // directed route: ClassSpecific high byte
+	offHopCount     = 7 // directed route: ClassSpecific low byte
+	offTID          = 8
+	offAttrID       = 16
+	offAttrModifier = 20
+	offDrSLID       = 32 // directed route only
+	offDrDLID       = 34 // directed route only
+	offData         = 64
+	offInitialPath  = 128 // directed route only
+	smpDataSize     = 64
+	drDirectionBit  = 0x8000
+	permissiveLID   = 0xffff
+	baseVersion     = 1
+	classVersionSA  = 2 // IBA 15.2.1.1
 )
 
 // MaxHops is the longest directed route: InitialPath holds 64 entries and entry
@@ -242,20 +239,14 @@ func (r *Request) MarshalTo(b []byte, tid uint64) error {
 		// transport encodes through MarshalTo.
 		return fmt.Errorf("%w: refusing to encode %s %s", ErrMethodRefused, class, r.Method)
 	}
-	limit := smpDataSize
-	switch class {
-	case ClassPerf:
-		limit = pmaDataSize
-	case ClassSubnAdm:
-		limit = saDataSize
-	}
-	if len(r.Data) > limit {
-		return fmt.Errorf("mad: %d bytes of attribute data, %s carries at most %d", len(r.Data), class, limit)
-	}
 	if len(b) < Size {
 		return fmt.Errorf("mad: a %d-byte buffer holds no %d-byte MAD", len(b), Size)
 	}
 	b = b[:Size]
+	data := dataArea(class, b)
+	if len(r.Data) > len(data) {
+		return fmt.Errorf("mad: %d bytes of attribute data, %s carries at most %d", len(r.Data), class, len(data))
+	}
 	clear(b)
 	b[offBaseVersion] = baseVersion
 	b[offClass] = byte(class)
@@ -269,10 +260,8 @@ func (r *Request) MarshalTo(b []byte, tid uint64) error {
 		// the component mask; the record template follows it.
 		binary.BigEndian.PutUint64(b[offSMKey:], r.SMKey)
 		binary.BigEndian.PutUint64(b[offCompMask:], r.CompMask)
-		copy(b[offSAData:], r.Data)
-		return nil
 	}
-	copy(b[offData:], r.Data)
+	copy(data, r.Data)
 	if class == ClassSubnDirected {
 		// Outbound directed route: D=0, hop pointer 0, hop count n, both
 		// DR LIDs permissive (a pure directed route, IBA 14.2.2.2).
@@ -293,8 +282,8 @@ type Packet struct {
 	Attr     AttrID
 	Modifier uint32
 
-	// Cut is set on an SA reply that is the first of several RMPP segments
-	// (sa.go): the rest of the answer did not come.
+	// Cut is set on an SA reply that is one of several RMPP segments (sa.go):
+	// the rest of the answer did not come.
 	Cut bool
 
 	// Data is the attribute data area: 64 bytes for SMPs, 192 for the PMA,
@@ -315,36 +304,52 @@ func Decode(b []byte) (*Packet, error) {
 	p := &Packet{
 		Class:    Class(b[offClass]),
 		Method:   Method(b[offMethod]),
-		Status:   binary.BigEndian.Uint16(b[offStatus:]),
+		Status:   replyStatus(b),
 		Attr:     AttrID(binary.BigEndian.Uint16(b[offAttrID:])),
 		Modifier: binary.BigEndian.Uint32(b[offAttrModifier:]),
+		Data:     append([]byte(nil), dataArea(Class(b[offClass]), b)...),
 	}
-	switch p.Class {
-	case ClassSubnLID, ClassSubnDirected:
-		p.Data = append([]byte(nil), b[offData:offData+smpDataSize]...)
-	case ClassPerf:
-		p.Data = append([]byte(nil), b[offData:]...)
-	case ClassSubnAdm:
-		// Active and not the last segment (RMPP flags, IBA 13.6.2.1).
+	if p.Class == ClassSubnAdm {
+		// Active, and not both the first and the last segment (RMPP flags,
+		// IBA 13.6.2.1). Linux's RMPP sender sets First on segment 1 and Last
+		// on the final one (drivers/infiniband/core/mad_rmpp.c send_next_seg),
+		// so a final segment that arrives alone carries Last without First:
+		// it is not the whole answer either.
 		f := b[offRMPPFlags]
-		p.Cut = f&rmppFlagActive != 0 && f&rmppFlagLast == 0
-		p.Data = append([]byte(nil), b[offSAData:]...)
-	}
-	if p.Class == ClassSubnDirected {
-		// The status word's top bit is the D bit: set in replies travelling back.
-		p.Status &^= drDirectionBit
+		p.Cut = f&rmppFlagActive != 0 && f&(rmppFlagFirst|rmppFlagLast) != rmppFlagFirst|rmppFlagLast
 	}
 	return p, nil
+}
+
+// dataArea is the attribute data area of the MAD b of class c: 64 bytes for
+// SMPs, 192 for the PMA, 200 (the records) for the SA.
+func dataArea(c Class, b []byte) []byte {
+	switch c {
+	case ClassPerf:
+		return b[offData:]
+	case ClassSubnAdm:
+		return b[offSAData:]
+	}
+	return b[offData : offData+smpDataSize]
+}
+
+// replyStatus is the status of the MAD b. In a directed-route SMP the status
+// word's top bit is the D bit, set in replies travelling back (OpenSM
+// ib_types.h IB_SMP_DIRECTION, IB_SMP_STATUS_MASK), and not part of the status.
+func replyStatus(b []byte) uint16 {
+	s := binary.BigEndian.Uint16(b[offStatus:])
+	if Class(b[offClass]) == ClassSubnDirected {
+		s &^= drDirectionBit
+	}
+	return s
 }
 
 // classVersion is the class version ibkey speaks for c (IBA 13.4.2 for the SMP and
 // PMA classes, 15.2.1.1 for the SA's 2); 0 for a class ibkey does not speak.
 func classVersion(c Class) uint8 {
 	switch c {
-	case ClassSubnLID, ClassSubnDirected:
-		return classVersionSubn
-	case ClassPerf:
-		return classVersionPerf
+	case ClassSubnLID, ClassSubnDirected, ClassPerf:
+		return 1
 	case ClassSubnAdm:
 		return classVersionSA
 	}
@@ -391,7 +396,9 @@ func (e *StatusError) Error() string {
 }
 
 // StatusText describes a MAD status word: bit 0 busy, bit 1 redirect, bits 2-4
-// the invalid-field code (IBA table 127).
+// the invalid-field code, bits 5-7 reserved (IBA table 127). A status with only
+// reserved bits set is not success: every reply whose status is not 0 is an
+// error (libibmad's mad_rpc alike, rpc.c).
 func StatusText(s uint16) string {
 	var parts []string
 	if s&0x1 != 0 {
@@ -412,6 +419,9 @@ func StatusText(s uint16) string {
 		parts = append(parts, "invalid attribute or modifier value")
 	default:
 		parts = append(parts, fmt.Sprintf("reserved invalid-field code %d", (s>>2)&0x7))
+	}
+	if s&0xe0 != 0 {
+		parts = append(parts, fmt.Sprintf("reserved bits 0x%02x", s&0xe0))
 	}
 	if s>>8 != 0 {
 		parts = append(parts, fmt.Sprintf("class-specific 0x%02x", s>>8))

@@ -152,6 +152,9 @@ func TestStatusText(t *testing.T) {
 		0x0008: "method not supported",
 		0x0100: "class-specific 0x01",
 		0x0014: "reserved invalid-field code 5",
+		// Bits 5-7 are reserved (IBA table 127): not success.
+		0x0020: "reserved bits 0x20",
+		0x00e1: "busy, reserved bits 0xe0",
 	} {
 		if got := StatusText(s); got != want {
 			t.Errorf("StatusText(%#04x) = %q, want %q", s, got, want)
@@ -384,6 +387,33 @@ func TestEngineDroppedThenAnswered(t *testing.T) {
 	}
 	if time.Since(start) > 500*time.Millisecond {
 		t.Error("a reported drop waited for the timeout")
+	}
+}
+
+// TestEngineUmadTimedOutSend: the kernel hands a request that got no reply back
+// with status ETIMEDOUT and only its 24-byte MAD header (user_mad.c send_handler:
+// packet->length = IB_MGMT_MAD_HDR), the high 32 bits of the TID being the agent's
+// (ib_umad_write). It is matched by the low 32 bits and sent again at once.
+func TestEngineUmadTimedOutSend(t *testing.T) {
+	var n atomic.Int32
+	f := newFake(func(m []byte) [][]byte {
+		if n.Add(1) == 1 {
+			h := append([]byte(nil), m[:24]...)
+			binary.BigEndian.PutUint32(h[offTID:], 0xdeadbeef)
+			return [][]byte{h}
+		}
+		return [][]byte{reply(m, []byte{1, 1, 1, 2})}
+	})
+	f.drop = func(m []byte) bool { return len(m) == 24 }
+	e := newEngine(f, umadWindow, Options{Timeout: time.Second, Retries: 1}, 0)
+	defer e.Close()
+	start := time.Now()
+	p, err := e.Do(context.Background(), getNodeInfo(DirectedRoute()))
+	if err != nil || p.Data[3] != 2 {
+		t.Fatalf("Do = %v, %v", p, err)
+	}
+	if time.Since(start) > 500*time.Millisecond || n.Load() != 2 {
+		t.Errorf("%d sends in %v: the timed-out send was not matched", n.Load(), time.Since(start))
 	}
 }
 

@@ -28,8 +28,13 @@ func FindSA(ctx context.Context, t Transport) (uint16, error) {
 	if err != nil {
 		return 0, fmt.Errorf("finding the SM: PortInfo of the local port: %w", err)
 	}
-	if pi.MasterSMLID == 0 || pi.MasterSMLID >= 0xc000 {
+	if pi.MasterSMLID == 0 {
 		return 0, ErrNoSM
+	}
+	if pi.MasterSMLID > 0xbfff {
+		// Not a unicast LID (OpenSM ib_types.h IB_LID_UCAST_END_HO 0xBFFF): no SA
+		// to send to, but not "MasterSMLID is 0" either.
+		return 0, fmt.Errorf("no Subnet Manager: the local port's PortInfo MasterSMLID 0x%04x is not a unicast LID", pi.MasterSMLID)
 	}
 	return pi.MasterSMLID, nil
 }

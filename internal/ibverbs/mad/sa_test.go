@@ -1,9 +1,12 @@
 package mad
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 )
 
 // An SA reply as OpenSM sends it (osm_sa.c osm_sa_respond): the request's header
@@ -95,6 +98,7 @@ func TestSACut(t *testing.T) {
 		{rmppFlagActive | rmppFlagFirst, true},
 		{rmppFlagActive, true},
 		{rmppFlagActive | rmppFlagFirst | rmppFlagLast, false},
+		{rmppFlagActive | rmppFlagLast, true}, // a later, final segment: not the whole
 		{0, false},
 		{rmppFlagFirst, false}, // not active: no RMPP at all
 	} {
@@ -117,6 +121,7 @@ func TestSAStatusText(t *testing.T) {
 		0x0900: "SA status 9",
 		0x000c: "method/attribute combination not supported",
 		0x020c: "method/attribute combination not supported, ERR_REQ_INVALID",
+		0x0040: "reserved bits 0x40",
 	} {
 		if got := SAStatusText(s); got != want {
 			t.Errorf("SAStatusText(%#04x) = %q, want %q", s, got, want)
@@ -150,6 +155,37 @@ func TestSARecordLayouts(t *testing.T) {
 	} {
 		if f(make([]byte, 10)) == nil {
 			t.Error("a short record parsed")
+		}
+	}
+}
+
+// TestFindSAMasterSMLID: FindSA takes the SA's LID from the local PortInfo's
+// MasterSMLID; 0 is ErrNoSM, and a LID that is not unicast (0xC000 and up) is no
+// SA either, said with its value (the error used to claim it was 0).
+func TestFindSAMasterSMLID(t *testing.T) {
+	for _, tc := range []struct {
+		smLID uint16
+		want  string // "" for success
+	}{
+		{1, ""},
+		{0xbfff, ""},
+		{0, ErrNoSM.Error()},
+		{0xc001, "MasterSMLID 0xc001 is not a unicast LID"},
+		{0xffff, "MasterSMLID 0xffff is not a unicast LID"},
+	} {
+		f := newFake(func(m []byte) [][]byte {
+			d := make([]byte, smpDataSize)
+			binary.BigEndian.PutUint16(d[18:], tc.smLID)
+			return [][]byte{reply(m, d)}
+		})
+		e := newEngine(f, umadWindow, Options{Timeout: time.Second}, 0)
+		lid, err := FindSA(context.Background(), e)
+		e.Close()
+		switch {
+		case tc.want == "" && (err != nil || lid != tc.smLID):
+			t.Errorf("MasterSMLID 0x%04x: %d, %v", tc.smLID, lid, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("MasterSMLID 0x%04x: %d, %v, want %q", tc.smLID, lid, err, tc.want)
 		}
 	}
 }

@@ -84,15 +84,7 @@ type Call struct {
 
 // Data is the reply's attribute data area (64 bytes for SMPs, 192 for the
 // PMA); valid when Err is nil.
-func (c *Call) Data() []byte {
-	switch c.class {
-	case ClassPerf:
-		return c.reply[offData:]
-	case ClassSubnAdm:
-		return c.reply[offSAData:]
-	}
-	return c.reply[offData : offData+smpDataSize]
-}
+func (c *Call) Data() []byte { return dataArea(c.class, c.reply[:]) }
 
 // Exchange runs calls through t: in one batch when t is an Exchanger,
 // otherwise one Do after another.
@@ -108,11 +100,7 @@ func Exchange(ctx context.Context, t Transport, calls []Call) error {
 		p, err := t.Do(ctx, c.Req)
 		if c.Err = err; err == nil {
 			c.class = p.Class
-			if p.Class == ClassSubnAdm {
-				copy(c.reply[offSAData:], p.Data)
-			} else {
-				copy(c.reply[offData:], p.Data)
-			}
+			copy(c.Data(), p.Data)
 		}
 	}
 	return ctx.Err()
@@ -193,10 +181,14 @@ func (e *NoSimNodeError) Error() string {
 	return fmt.Sprintf("ibsim %q has no node %q (its default node is %q)", e.SockName, e.Node, e.Default)
 }
 
-// downError marks an endpoint error as ErrTransportDown, its text unchanged.
-type downError struct{ error }
+// taggedError keeps the text of the error it wraps and also matches tag
+// (ErrTransportDown, ErrNoUmadDevice) with errors.Is.
+type taggedError struct {
+	error
+	tag error
+}
 
-func (e downError) Unwrap() []error { return []error{e.error, ErrTransportDown} }
+func (e taggedError) Unwrap() []error { return []error{e.error, e.tag} }
 
 // TimeoutError says which request went unanswered.
 type TimeoutError struct {
@@ -666,11 +658,7 @@ func checkReply(req *Request, class Class, b []byte) error {
 				req.Addr, hc, hp, len(req.Addr.Path))
 		}
 	}
-	status := binary.BigEndian.Uint16(b[offStatus:])
-	if class == ClassSubnDirected {
-		status &^= drDirectionBit
-	}
-	if status != 0 {
+	if status := replyStatus(b); status != 0 {
 		return &StatusError{Addr: req.Addr, Attr: req.Attr, Status: status, Class: class}
 	}
 	return nil
@@ -710,7 +698,7 @@ func (e *engine) abort(err error) {
 // fail stops the loop on an endpoint error: every call, now and later,
 // fails with it.
 func (e *engine) fail(err error) {
-	err = downError{fmt.Errorf("mad: receive from %s: %w", e.ep.name(), err)}
+	err = taggedError{fmt.Errorf("mad: receive from %s: %w", e.ep.name(), err), ErrTransportDown}
 	e.mu.Lock()
 	e.failed = err
 	e.mu.Unlock()

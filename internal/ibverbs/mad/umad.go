@@ -65,13 +65,10 @@ func encodeUmadRegReq(class Class, qpn uint8) []byte {
 	b := make([]byte, umadRegReqSize)
 	b[20] = qpn
 	b[21] = byte(class)
-	b[22] = 1 // class version
-	if class == ClassSubnAdm {
-		// SA class version 2 (IBA 15.2.1.1). rmpp_version stays 0: ibkey asks
-		// for single records, and a reply the SA segments with RMPP arrives as
-		// its first segment, which sa.go never takes as the whole answer.
-		b[22] = classVersionSA
-	}
+	// rmpp_version (26) stays 0: ibkey asks the SA for single records, and a
+	// reply the SA segments with RMPP arrives as separate segments, which sa.go
+	// never takes as the whole answer.
+	b[22] = classVersion(class)
 	return b
 }
 
@@ -145,18 +142,12 @@ func ListUmadPorts(sysfsRoot string) ([]UmadPort, error) {
 // usable InfiniBand port there, which a caller may answer with another transport.
 var ErrNoUmadDevice = errors.New("umad: no umad device for the port")
 
-// noUmadError keeps the message of the error it wraps and adds ErrNoUmadDevice.
-type noUmadError struct{ err error }
-
-func (e *noUmadError) Error() string   { return e.err.Error() }
-func (e *noUmadError) Unwrap() []error { return []error{ErrNoUmadDevice, e.err} }
-
 // FindUmadPort returns the umad device serving device/port; the error lists
 // the ports there are, and matches ErrNoUmadDevice.
 func FindUmadPort(sysfsRoot, device string, port int) (_ UmadPort, err error) {
 	defer func() {
 		if err != nil {
-			err = &noUmadError{err}
+			err = taggedError{err, ErrNoUmadDevice}
 		}
 	}()
 	ports, err := ListUmadPorts(sysfsRoot)

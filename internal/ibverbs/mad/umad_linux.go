@@ -132,7 +132,7 @@ func (u *umadFile) send(msgs [][]byte) (int, error) {
 		// returns -EIO from ib_umad_write (and ib_umad_read) once the file's
 		// agents are dead (Linux 5.11 and later; before, -EINVAL on write, and
 		// a sweep that stops answering is caught by the exporter's probe).
-		return n, downError{err}
+		return n, taggedError{err, ErrTransportDown}
 	}
 	return n, err
 }
