@@ -27,6 +27,9 @@ const (
 	// RuleDefaultNotIndex0: a CA or router port whose index 0 does not hold the
 	// default partition: IPoIB's parent interface takes its P_Key from index 0.
 	RuleDefaultNotIndex0 = "default-not-at-index-0"
+	// RuleEnforcingBetweenSwitches: a switch port cabled to another switch that
+	// enforces partitions, which OpenSM never leaves so.
+	RuleEnforcingBetweenSwitches = "enforcing-between-switches"
 )
 
 // FindingPort returns the port for a finding.
@@ -266,6 +269,51 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	unreadNote := ""
 	if len(unread) > 0 {
 		unreadNote = " (among the tables read: " + strings.Join(unread, " and ") + ", a full member may be there)"
+	}
+	// Links between switches: in every pass of its P_Key manager OpenSM turns
+	// enforcement off on each switch port cabled to another switch, whatever
+	// part_enforce says ("clear partition enforcement on inter-switch links",
+	// osm_pkey_mgr.c osm_pkey_mgr_process). A port found enforcing (the SM has not
+	// swept since, or something else set it) drops the packets crossing that link
+	// whose partition its table lacks (IBA 10.9.3); which routes cross it the sweep
+	// does not read, hence a warning.
+	for _, n := range f.Nodes {
+		if n.Type != check.NodeSwitch || n.NoEnforcementCap() {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p.Num == 0 || p.Peer == nil || p.PKeys == nil || p.Enforcement == nil || !p.Enforcement.Inbound && !p.Enforcement.Outbound {
+				continue
+			}
+			if peer := f.Node(p.Peer.Node); peer == nil || peer.Type != check.NodeSwitch || !f.InSubnet(*p.Peer) {
+				continue
+			}
+			id := check.PortID{Node: n.GUID, Port: p.Num}
+			var lacks []check.PKey
+			for _, k := range slices.Sorted(maps.Keys(keys)) {
+				if h := check.JudgeHop(*p.Peer, id, k, p.PKeys, p.Enforcement); h.FromEnd == check.HopDrops || h.ToEnd == check.HopDrops {
+					lacks = append(lacks, check.PKey(k))
+				}
+			}
+			if len(lacks) == 0 {
+				continue
+			}
+			var dirs []string
+			if p.Enforcement.Inbound {
+				dirs = append(dirs, "inbound")
+			}
+			if p.Enforcement.Outbound {
+				dirs = append(dirs, "outbound")
+			}
+			names := make([]string, len(lacks))
+			for i, k := range lacks {
+				names[i] = k.Partition().String()
+			}
+			warn(RuleEnforcingBetweenSwitches, lacks,
+				fmt.Sprintf("%s enforces partitions (%s) on its link to the switch port %s, and its table lacks %s, which end ports hold: their packets routed over this link are dropped there (which routes cross it was not read)",
+					f.Label(id), strings.Join(dirs, ", "), f.Label(*p.Peer), textsafe.Plural(len(lacks), "partition", "partitions")+" ("+strings.Join(textsafe.Capped(names, 8), ", ")+")"),
+				"OpenSM turns enforcement off on links between switches in every sweep (osm_pkey_mgr.c): if OpenSM manages this subnet, make it sweep again (kill -HUP it); if the bits stay on, another Subnet Manager or tool sets them", id, *p.Peer)
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		u := keys[k]

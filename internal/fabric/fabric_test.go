@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -675,5 +676,40 @@ func TestAuditPartEnforceOffStillEnforcing(t *testing.T) {
 	}
 	if h, ok := f.CheckHop(b1, 0x0001); !ok || h.FromEnd != check.HopPasses {
 		t.Errorf("can-talk's hop: %+v", h)
+	}
+}
+
+// A switch port cabled to another switch that enforces partitions: OpenSM turns such
+// enforcement off in every sweep whatever part_enforce says (osm_pkey_mgr.c
+// osm_pkey_mgr_process), so one found on drops the partitions its table lacks on that
+// link. The audit looked only at switch ports facing CAs and said nothing.
+func TestAuditEnforcingBetweenSwitches(t *testing.T) {
+	s3, t1 := check.PortID{Node: 0x50, Port: 3}, check.PortID{Node: 0x60, Port: 1}
+	rules := func(f *Fabric, opt AuditOptions) []check.Finding {
+		var out []check.Finding
+		for _, fd := range AuditFabric(f, opt).Findings {
+			if fd.Rule == RuleEnforcingBetweenSwitches {
+				out = append(out, fd)
+			}
+		}
+		return out
+	}
+	f := testFabric()
+	if fs := rules(f, AuditOptions{}); len(fs) != 0 {
+		t.Errorf("enforcement off between switches: %v", fs)
+	}
+	f.Port(s3).Enforcement = &check.Enforcement{Inbound: true}
+	for _, mode := range []string{"", "off", "in"} {
+		fs := rules(f, AuditOptions{PartEnforce: mode})
+		if len(fs) != 1 || len(fs[0].Ports) != 2 || fs[0].Ports[0].PortID != s3 || fs[0].Ports[1].PortID != t1 ||
+			!slices.Equal(fs[0].PKeys, []check.PKey{0x0001}) || fs[0].Severity != check.SeverityWarning ||
+			!strings.Contains(fs[0].Message, "enforces partitions (inbound)") || !strings.Contains(fs[0].Message, "1 partition (0x0001)") {
+			t.Errorf("part_enforce %q: %+v", mode, fs)
+		}
+	}
+	// Its table holding every partition the end ports hold: nothing is dropped.
+	f.Port(s3).PKeys[1] = 0x8001
+	if fs := rules(f, AuditOptions{}); len(fs) != 0 {
+		t.Errorf("an enforcing link that holds every partition: %v", fs)
 	}
 }

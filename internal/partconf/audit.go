@@ -59,7 +59,7 @@ func AuditRules(partitions bool) []AuditRule {
 		{fabric.RuleLimitedOnly, check.SeverityWarning}, {fabric.RuleEnforcementOff, check.SeverityWarning},
 		{fabric.RuleTableFull, check.SeverityWarning}, {fabric.RulePortNotActive, check.SeverityWarning},
 		{fabric.RuleNotRead, check.SeverityWarning}, {fabric.RuleSweepIncomplete, check.SeverityWarning},
-		{fabric.RuleDefaultNotIndex0, check.SeverityWarning},
+		{fabric.RuleDefaultNotIndex0, check.SeverityWarning}, {fabric.RuleEnforcingBetweenSwitches, check.SeverityWarning},
 	}
 	if partitions {
 		rules = append(rules,

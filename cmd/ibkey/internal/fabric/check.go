@@ -51,6 +51,10 @@ Warnings (policy, what could change, and what could not be checked):
                           talk in it
   enforcement-off         partition enforcement off on a switch port facing a
                           CA
+  enforcing-between-switches
+                          a switch port cabled to another switch enforces
+                          partitions and lacks some the end ports hold
+                          (OpenSM turns that enforcement off)
   table-full              a table with no free entry: the SM cannot add a
                           partition
   port-not-active         a cabled port that is not ACTIVE
