@@ -1071,17 +1071,18 @@ func (a *Assembler) trapHeader(r *record) {
 	if p := a.findPending(r.thread, waitReport); p != nil {
 		a.release(p)
 	}
+	// The key comes with the trap's next lines (the detail line, the report), which
+	// may not follow: until one does, it is not known.
 	var k Kind
-	var kt KeyType
 	switch num {
 	case 256:
-		k, kt = KindBadMKey, KeyMKey
+		k = KindBadMKey
 	case 257:
-		k, kt = KindBadPKey, KeyPKey
+		k = KindBadPKey
 	case 258:
-		k, kt = KindBadQKey, KeyQKey
+		k = KindBadQKey
 	case 259:
-		k, kt = KindBadSwitchPKey, KeyPKey
+		k = KindBadSwitchPKey
 	default:
 		// Another trap (a link, a GID, a port's capabilities): not a key's. It is
 		// held as otherTrap, so that its own error lines after (ERR 3809 for a
@@ -1091,7 +1092,7 @@ func (a *Assembler) trapHeader(r *record) {
 		return
 	}
 	ev := a.newEvent(k, r)
-	ev.Trap, ev.KeyType = int(num), kt
+	ev.Trap = int(num)
 	ev.Reporter.LID = uint16(lid)
 	a.hold(ev, r.thread, waitReport)
 }
@@ -1139,25 +1140,25 @@ func (a *Assembler) trapDetail(r *record) {
 		}
 		a.details.put(r.msg, v)
 	}
+	k, trap, kt := KindBadPKey, 257, KeyPKey
+	if v.kind == "Q" {
+		k, trap, kt = KindBadQKey, 258, KeyQKey
+	}
 	p := a.findPending(r.thread, waitReport)
-	if p != nil && p.ev.Kind == otherTrap {
-		a.release(p) // OpenSM writes this line only after a 257 or 258 header
+	if p != nil && p.ev.Kind != k {
+		a.release(p) // OpenSM writes this line only right after its own trap's header
 		p = nil
 	}
 	if p == nil {
 		// The header line was not in the log read (it starts mid-event).
-		k, trap, kt := KindBadPKey, 257, KeyPKey
-		if v.kind == "Q" {
-			k, trap, kt = KindBadQKey, 258, KeyQKey
-		}
 		ev := a.newEvent(k, r)
-		ev.Trap, ev.KeyType = trap, kt
+		ev.Trap = trap
 		p = a.hold(ev, r.thread, waitReport)
 	} else {
 		a.add(p, r)
 	}
 	ev := p.ev
-	ev.Key, ev.SL = v.key, int(v.sl)
+	ev.Key, ev.KeyType, ev.SL = v.key, kt, int(v.sl)
 	if !ev.From.QPKnown || ev.From.QPLow12 {
 		ev.From.QP, ev.From.QPKnown, ev.From.QPLow12 = uint32(v.qp1), true, true
 	}
