@@ -182,6 +182,15 @@ type Unexplained struct {
 	Function, Message string
 }
 
+// Text is the line as OpenSM wrote its message: "FUNCTION: MESSAGE", or the message
+// alone when it has no function.
+func (u *Unexplained) Text() string {
+	if u.Function == "" {
+		return u.Message
+	}
+	return u.Function + ": " + u.Message
+}
+
 // keySources are OpenSM's source files about partitions, P_Keys, Q_Keys, M_Keys,
 // SM_Keys and traps, by their messages' codes: OpenSM numbers a file's messages
 // "ERR XXnn" with one XX per file (osm_pkey_mgr.c 05nn, osm_sa_path_record.c 1Fnn).
