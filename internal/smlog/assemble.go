@@ -908,7 +908,11 @@ func (a *Assembler) errEvent(r *record) *Event {
 		}
 		e := ev(KindEnforcementOff)
 		e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
-		e.Detail = fmt.Sprintf("the switch port holds %d entries; the CA behind it uses index %d", cap, last)
+		// last is an index of the switch port's own new table, the CA's keys as
+		// copied to it (invalid entries and a limited key beside its full one left
+		// out): not an index of the CA's table (osm_pkey_mgr.c last_used_pkey_index
+		// on the peer's table).
+		e.Detail = fmt.Sprintf("the switch port holds %d entries; the CA's partitions, copied to it, reach index %d", cap, last)
 		return e
 	case "0502", "0503", "0505", "0506", "0508", "0509", "0510", "0511":
 		if vendorMLX(r.fn) {

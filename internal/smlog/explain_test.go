@@ -235,3 +235,21 @@ func TestExplainTrapCut(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainEnforcementOffIndex: ERR 0507's second number is an index of the switch
+// port's own new table, the CA's keys as OpenSM copied them to it (osm_pkey_mgr.c
+// pkey_mgr_update_peer_port skips invalid entries and a limited key beside its full
+// one; last_used_pkey_index reads the peer's table), not an index of the CA's table.
+func TestExplainEnforcementOffIndex(t *testing.T) {
+	var evs []*Event
+	a := NewAssembler(time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC), time.UTC, func(e *Event) { evs = append(evs, e) })
+	a.Line([]byte("Nov 28 10:00:00 000001 [AB12] 0x01 -> pkey_mgr_update_peer_port: ERR 0507: Not enough pkey entries (40 <= 47) on switch 0x0002c90000000001 port 7 (sw-leaf-1). Clearing Enforcement bit"))
+	a.Flush()
+	if len(evs) != 1 {
+		t.Fatalf("%d events", len(evs))
+	}
+	ex := (&Explainer{R: NewResolver(nil, a.Names)}).Explain(evs[0])
+	if !strings.Contains(ex.Rule, "the switch port holds 40 entries; the CA's partitions, copied to it, reach index 47") || strings.Contains(ex.Rule, "CA behind it uses index") {
+		t.Errorf("rule %s", ex.Rule)
+	}
+}
