@@ -136,6 +136,10 @@ func (a *Assembler) record(line []byte) {
 	}
 	a.records++
 	a.dumping = nil
+	if p := logPrefix(r.text); p > 0 {
+		a.prefix = append(a.prefix[:0], r.text[:p]...)
+		r.text = r.text[p:]
+	}
 	if r.level&LevelVerbose != 0 {
 		a.verbose = true
 	}
@@ -168,6 +172,35 @@ func (a *Assembler) record(line []byte) {
 		}
 		a.Unexplained(u)
 	}
+}
+
+// logPrefix is the length of a log_prefix ("PREFIX: ") that text starts with and
+// split did not take away, 0 when it has none. OpenSM writes it before every message
+// (libopensm/osm_log.c osm_log_v2), and names it alone only in a run's first line
+// ("PREFIX: OpenSM 3.3.23"), which a rotated log does not have: a text is
+// "PREFIX: FUNCTION: MESSAGE" when what follows its first ": " is a function's name
+// (OpenSM's are lower case, as no message's first word before a ": " is) and a
+// message of the catalogue (doc.go), whose first word is capitalised. A prefix with
+// ": " in it is learned from the version line only.
+func logPrefix(text []byte) int {
+	p := bytes.Index(text, []byte(": "))
+	if p < 0 {
+		return 0
+	}
+	p += 2
+	n := p
+	for n < len(text) && (text[n] >= 'a' && text[n] <= 'z' || text[n] == '_' || n > p && text[n] >= '0' && text[n] <= '9') {
+		n++
+	}
+	if n == p || !bytes.HasPrefix(text[n:], []byte(": ")) {
+		return 0
+	}
+	msg := text[n+2:]
+	if _, ok := msgCode(msg); ok || has(msg, "Received Generic Notice ") || has(msg, "Bad P_Key:") || has(msg, "Bad Q_Key:") ||
+		has(msg, "Reporting Security Notice ") || has(msg, "PARSE ") || has(msg, "Partition configuration ") || has(msg, "Duplicated partition ") {
+		return p
+	}
+	return 0
 }
 
 // Unexplained is a line about partitions or keys that no event holds.
