@@ -1204,10 +1204,10 @@ func (a *Assembler) trapDetail(r *record) {
 		a.add(p, r)
 	}
 	ev := p.ev
+	// OpenSM writes this line before the dump and the report (osm_trap_rcv.c
+	// trap_rcv_process_request), which have QP1 whole.
 	ev.Key, ev.KeyType, ev.SL = v.key, kt, int(v.sl)
-	if !ev.From.QPKnown || ev.From.QPLow12 {
-		ev.From.QP, ev.From.QPKnown, ev.From.QPLow12 = uint32(v.qp1), true, true
-	}
+	ev.From.QP, ev.From.QPKnown, ev.From.QPLow12 = uint32(v.qp1), true, true
 	ev.From.LID, ev.To.LID = uint16(v.lid1), uint16(v.lid2)
 	ev.To.QP, ev.To.QPKnown = uint32(v.qp2), true
 }
@@ -1320,7 +1320,7 @@ func (a *Assembler) dumpLine(p *pending, line []byte) {
 		p.ev.Lines = append(p.ev.Lines, string(line))
 	}
 	var v uint64
-	if scanf(bytes.TrimSpace(line), "qp1......................0x%x", &v) && (!p.ev.From.QPKnown || p.ev.From.QPLow12) {
+	if scanf(bytes.TrimSpace(line), "qp1......................0x%x", &v) {
 		p.ev.From.QP, p.ev.From.QPKnown, p.ev.From.QPLow12 = uint32(v), true, false
 	}
 }

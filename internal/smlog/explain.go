@@ -60,10 +60,8 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		return new(x.R.Resolve(p, &ex.Notes))
 	}
 	ex.From, ex.To, ex.Reporter = res(ev.From), res(ev.To), res(ev.Reporter)
-	for _, e := range []*End{ex.From, ex.To} {
-		if e != nil && e.QPKnown && e.QPLow12 {
-			ex.Notes = append(ex.Notes, fmt.Sprintf("QP1 is known only in its low 12 bits (0x%03x): OpenSM's error-level trap line cuts it (osm_trap_rcv.c log_trap_info) and %s", e.QP, noReport))
-		}
+	if e := ex.From; e != nil && e.QPKnown && e.QPLow12 { // only QP1 is cut (assemble.go trapDetail)
+		ex.Notes = append(ex.Notes, fmt.Sprintf("QP1 is known only in its low 12 bits (0x%03x): OpenSM's error-level trap line cuts it (osm_trap_rcv.c log_trap_info) and %s", e.QP, noReport))
 	}
 	for _, e := range []*End{ex.From, ex.To, ex.Reporter} {
 		if e != nil && e.From == "" && e.LID != 0 && !multicastLID(e.LID) {
