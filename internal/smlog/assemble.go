@@ -136,6 +136,10 @@ func (a *Assembler) record(line []byte) {
 	}
 	a.records++
 	a.dumping = nil
+	if p := logPrefix(r.text); p > 0 {
+		a.prefix = append(a.prefix[:0], r.text[:p]...)
+		r.text = r.text[p:]
+	}
 	if r.level&LevelVerbose != 0 {
 		a.verbose = true
 	}
@@ -170,6 +174,35 @@ func (a *Assembler) record(line []byte) {
 	}
 }
 
+// logPrefix is the length of a log_prefix ("PREFIX: ") that text starts with and
+// split did not take away, 0 when it has none. OpenSM writes it before every message
+// (libopensm/osm_log.c osm_log_v2), and names it alone only in a run's first line
+// ("PREFIX: OpenSM 3.3.23"), which a rotated log does not have: a text is
+// "PREFIX: FUNCTION: MESSAGE" when what follows its first ": " is a function's name
+// (OpenSM's are lower case, as no message's first word before a ": " is) and a
+// message of the catalogue (doc.go), whose first word is capitalised. A prefix with
+// ": " in it is learned from the version line only.
+func logPrefix(text []byte) int {
+	p := bytes.Index(text, []byte(": "))
+	if p < 0 {
+		return 0
+	}
+	p += 2
+	n := p
+	for n < len(text) && (text[n] >= 'a' && text[n] <= 'z' || text[n] == '_' || n > p && text[n] >= '0' && text[n] <= '9') {
+		n++
+	}
+	if n == p || !bytes.HasPrefix(text[n:], []byte(": ")) {
+		return 0
+	}
+	msg := text[n+2:]
+	if _, ok := msgCode(msg); ok || has(msg, "Received Generic Notice ") || has(msg, "Bad P_Key:") || has(msg, "Bad Q_Key:") ||
+		has(msg, "Reporting Security Notice ") || has(msg, "PARSE ") || has(msg, "Partition configuration ") || has(msg, "Duplicated partition ") {
+		return p
+	}
+	return 0
+}
+
 // Unexplained is a line about partitions or keys that no event holds.
 type Unexplained struct {
 	Line  int64
@@ -180,6 +213,15 @@ type Unexplained struct {
 	// Function is the C function that logged it, "" on sys lines; Message the rest,
 	// as logged.
 	Function, Message string
+}
+
+// Text is the line as OpenSM wrote its message: "FUNCTION: MESSAGE", or the message
+// alone when it has no function.
+func (u *Unexplained) Text() string {
+	if u.Function == "" {
+		return u.Message
+	}
+	return u.Function + ": " + u.Message
 }
 
 // keySources are OpenSM's source files about partitions, P_Keys, Q_Keys, M_Keys,
@@ -899,7 +941,11 @@ func (a *Assembler) errEvent(r *record) *Event {
 		}
 		e := ev(KindEnforcementOff)
 		e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
-		e.Detail = fmt.Sprintf("the switch port holds %d entries; the CA behind it uses index %d", cap, last)
+		// last is an index of the switch port's own new table, the CA's keys as
+		// copied to it (invalid entries and a limited key beside its full one left
+		// out): not an index of the CA's table (osm_pkey_mgr.c last_used_pkey_index
+		// on the peer's table).
+		e.Detail = fmt.Sprintf("the switch port holds %d entries; the CA's partitions, copied to it, reach index %d", cap, last)
 		return e
 	case "0502", "0503", "0505", "0506", "0508", "0509", "0510", "0511":
 		if vendorMLX(r.fn) {
@@ -1071,17 +1117,18 @@ func (a *Assembler) trapHeader(r *record) {
 	if p := a.findPending(r.thread, waitReport); p != nil {
 		a.release(p)
 	}
+	// The key comes with the trap's next lines (the detail line, the report), which
+	// may not follow: until one does, it is not known.
 	var k Kind
-	var kt KeyType
 	switch num {
 	case 256:
-		k, kt = KindBadMKey, KeyMKey
+		k = KindBadMKey
 	case 257:
-		k, kt = KindBadPKey, KeyPKey
+		k = KindBadPKey
 	case 258:
-		k, kt = KindBadQKey, KeyQKey
+		k = KindBadQKey
 	case 259:
-		k, kt = KindBadSwitchPKey, KeyPKey
+		k = KindBadSwitchPKey
 	default:
 		// Another trap (a link, a GID, a port's capabilities): not a key's. It is
 		// held as otherTrap, so that its own error lines after (ERR 3809 for a
@@ -1091,7 +1138,7 @@ func (a *Assembler) trapHeader(r *record) {
 		return
 	}
 	ev := a.newEvent(k, r)
-	ev.Trap, ev.KeyType = int(num), kt
+	ev.Trap = int(num)
 	ev.Reporter.LID = uint16(lid)
 	a.hold(ev, r.thread, waitReport)
 }
@@ -1139,28 +1186,28 @@ func (a *Assembler) trapDetail(r *record) {
 		}
 		a.details.put(r.msg, v)
 	}
+	k, trap, kt := KindBadPKey, 257, KeyPKey
+	if v.kind == "Q" {
+		k, trap, kt = KindBadQKey, 258, KeyQKey
+	}
 	p := a.findPending(r.thread, waitReport)
-	if p != nil && p.ev.Kind == otherTrap {
-		a.release(p) // OpenSM writes this line only after a 257 or 258 header
+	if p != nil && p.ev.Kind != k {
+		a.release(p) // OpenSM writes this line only right after its own trap's header
 		p = nil
 	}
 	if p == nil {
 		// The header line was not in the log read (it starts mid-event).
-		k, trap, kt := KindBadPKey, 257, KeyPKey
-		if v.kind == "Q" {
-			k, trap, kt = KindBadQKey, 258, KeyQKey
-		}
 		ev := a.newEvent(k, r)
-		ev.Trap, ev.KeyType = trap, kt
+		ev.Trap = trap
 		p = a.hold(ev, r.thread, waitReport)
 	} else {
 		a.add(p, r)
 	}
 	ev := p.ev
-	ev.Key, ev.SL = v.key, int(v.sl)
-	if !ev.From.QPKnown || ev.From.QPLow12 {
-		ev.From.QP, ev.From.QPKnown, ev.From.QPLow12 = uint32(v.qp1), true, true
-	}
+	// OpenSM writes this line before the dump and the report (osm_trap_rcv.c
+	// trap_rcv_process_request), which have QP1 whole.
+	ev.Key, ev.KeyType, ev.SL = v.key, kt, int(v.sl)
+	ev.From.QP, ev.From.QPKnown, ev.From.QPLow12 = uint32(v.qp1), true, true
 	ev.From.LID, ev.To.LID = uint16(v.lid1), uint16(v.lid2)
 	ev.To.QP, ev.To.QPKnown = uint32(v.qp2), true
 }
@@ -1273,7 +1320,7 @@ func (a *Assembler) dumpLine(p *pending, line []byte) {
 		p.ev.Lines = append(p.ev.Lines, string(line))
 	}
 	var v uint64
-	if scanf(bytes.TrimSpace(line), "qp1......................0x%x", &v) && (!p.ev.From.QPKnown || p.ev.From.QPLow12) {
+	if scanf(bytes.TrimSpace(line), "qp1......................0x%x", &v) {
 		p.ev.From.QP, p.ev.From.QPKnown, p.ev.From.QPLow12 = uint32(v), true, false
 	}
 }

@@ -14,7 +14,7 @@
 //	osm_trap_rcv.c         "Received Generic Notice type:%u num:%u (...) Producer:%u (...) from LID:%u TID:0x%016x"
 //	                       "Bad P_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x" (and Q_Key)
 //	                       "Reporting Security Notice from node 0x... (...) ..." (info: whole QPs, trap 259's port)
-//	                       "Generic Notice dump:" (verbose), "Ignoring noisy traps from ..." (verbose),
+//	                       "Generic Notice dump:" (verbose), "Ignoring noisy traps." (verbose),
 //	                       "Cannot find port corresponding to lid:%u", ERR 3802, 3809 (and 3803, 3812,
 //	                       3813 held with a trap that is not a key's)
 //	osm_sa_path_record.c   ERR 1F1A 1F1B 1F1C 1F1D 1F1E; routing 1F02 1F03 1F05 1F06 1F07 1F25

@@ -340,3 +340,19 @@ func TestWordingFromSource(t *testing.T) {
 		}
 	}
 }
+
+// TestNoMessageReadsAsPrefixed: no message of OpenSM 3.3.23's source, written as
+// OpenSM writes it without a log_prefix, reads as one with a prefix (logPrefix), so
+// a log without log_prefix is never cut at a message's first ": ".
+func TestNoMessageReadsAsPrefixed(t *testing.T) {
+	for _, m := range opensmMessages(t) {
+		msg := fill(m.format)
+		if m.function != "-" {
+			msg = m.function + ": " + msg
+		}
+		first, _, _ := strings.Cut(msg, `\n`)
+		if p := logPrefix([]byte(first)); p > 0 {
+			t.Errorf("%s: %q reads as log_prefix %q", m.source, first, first[:p])
+		}
+	}
+}

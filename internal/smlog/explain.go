@@ -60,10 +60,8 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		return new(x.R.Resolve(p, &ex.Notes))
 	}
 	ex.From, ex.To, ex.Reporter = res(ev.From), res(ev.To), res(ev.Reporter)
-	for _, e := range []*End{ex.From, ex.To} {
-		if e != nil && e.QPKnown && e.QPLow12 {
-			ex.Notes = append(ex.Notes, fmt.Sprintf("QP1 is known only in its low 12 bits (0x%03x): OpenSM's error-level trap line cuts it (osm_trap_rcv.c log_trap_info) and no info-level report of this trap was logged (OpenSM skips it for a trap repeated 10 times within its aging window)", e.QP))
-		}
+	if e := ex.From; e != nil && e.QPKnown && e.QPLow12 { // only QP1 is cut (assemble.go trapDetail)
+		ex.Notes = append(ex.Notes, fmt.Sprintf("QP1 is known only in its low 12 bits (0x%03x): OpenSM's error-level trap line cuts it (osm_trap_rcv.c log_trap_info) and %s", e.QP, noReport))
 	}
 	for _, e := range []*End{ex.From, ex.To, ex.Reporter} {
 		if e != nil && e.From == "" && e.LID != 0 && !multicastLID(e.LID) {
@@ -77,16 +75,32 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		}
 	}
 	switch ev.Kind {
-	case KindBadPKey:
+	case KindBadPKey, KindBadQKey:
+		if ev.KeyType == "" {
+			// The header alone: osm_trap_rcv.c log_trap_info writes the key and the
+			// packet's ends on the next line, at once.
+			ex.Rule = fmt.Sprintf("%s reported trap %d (a packet dropped for its key), but the log read ends after the trap's first line: the key and the packet's ends are not known", labelOr(ex.Reporter, "a port"), ev.Trap)
+			ex.Fix = "read the log again once OpenSM has written the trap's next line"
+			break
+		}
+		if ev.Kind == KindBadQKey {
+			x.badQKey(ev, &ex)
+			break
+		}
 		x.badPKey(ev, &ex)
-	case KindBadQKey:
-		x.badQKey(ev, &ex)
 	case KindBadSwitchPKey:
 		x.badSwitchPKey(ev, &ex)
 	case KindBadMKey:
 		// opensm(8) "MKey Protection Levels" (IBA 14.2.4.1): a Get is refused only
 		// at levels 2 and 3; an M_Key of 0 disables the check.
-		ex.Rule = fmt.Sprintf("a port with a non-zero M_Key accepts a Set, and at protection level 2 or 3 a Get, only with that M_Key (IBA 14.2.4.1): %s refused M_Key 0x%016x (%s)", labelOr(ex.Reporter, "the port"), ev.Key, ev.Detail)
+		ex.Rule = "a port with a non-zero M_Key accepts a Set, and at protection level 2 or 3 a Get, only with that M_Key (IBA 14.2.4.1): "
+		if ev.KeyType == "" {
+			// The header alone (osm_trap_rcv.c log_trap_info): the M_Key and the SMP
+			// are only in the report (osm_inform.c log_notice).
+			ex.Rule += fmt.Sprintf("%s refused an SMP for its M_Key; the SMP and the M_Key it carried are not known: %s", labelOr(ex.Reporter, "the port"), noReport)
+		} else {
+			ex.Rule += fmt.Sprintf("%s refused M_Key 0x%016x (%s)", labelOr(ex.Reporter, "the port"), ev.Key, ev.Detail)
+		}
 		ex.Fix = "give the SM the ports' M_Key (opensm.conf m_key), or find who sends SMPs with a wrong M_Key"
 	case KindPathRefused:
 		x.pathRefused(ev, &ex)
@@ -191,6 +205,11 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 	return ex
 }
 
+// noReport says why a trap's event lacks what only its info-level report says
+// (osm_trap_rcv.c trap_rcv_process_request: the report of a trap had 10 times
+// already, each within OSM_DEFAULT_TRAP_SUPPRESSION_TIMEOUT of the last, is skipped).
+const noReport = "no info-level report of this trap was logged (OpenSM skips it for a trap repeated 10 times within its aging window)"
+
 func labelOr(e *End, or string) string {
 	if e == nil {
 		return or
@@ -290,6 +309,13 @@ func (x *Explainer) badQKey(ev *Event, ex *Explanation) {
 }
 
 func (x *Explainer) badSwitchPKey(ev *Event, ex *Explanation) {
+	if ev.SwitchPort < 0 {
+		// The header alone (osm_trap_rcv.c log_trap_info): the port, the packet's
+		// ends and its P_Key are only in the report (osm_inform.c log_notice).
+		ex.Rule = fmt.Sprintf("%s dropped a packet at one of its ports for its P_Key (partition enforcement); the port, the packet's ends and its P_Key are not known: %s", labelOr(ex.Reporter, "a switch"), noReport)
+		ex.Fix = "read the switch ports' tables and enforcement bits: ibkey fabric check"
+		return
+	}
 	port := fmt.Sprintf("port %d of the switch", ev.SwitchPort)
 	if sw := ex.Reporter; sw != nil {
 		s := *sw

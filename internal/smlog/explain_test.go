@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -200,5 +201,55 @@ func TestExplainBadMKeyLevels(t *testing.T) {
 	rule := (&Explainer{R: NewResolver(nil, NewNames())}).Explain(ev).Rule
 	if !strings.Contains(rule, "at protection level 2 or 3 a Get") || strings.Contains(rule, "above 0") {
 		t.Errorf("rule: %s", rule)
+	}
+}
+
+// TestExplainTrapCut: the lab's log read while OpenSM was writing a trap, cut after
+// each trap's first line (osm_trap_rcv.c log_trap_info writes the key on the next,
+// and the 256 and 259 ones only in the report): the event names its reporter and says
+// its key is not known, never "P_Key 0x0000", "Q_Key 0x00000000", "M_Key 0x0000..."
+// or "port -1".
+func TestExplainTrapCut(t *testing.T) {
+	b, err := os.ReadFile("testdata/lab.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	for _, num := range []string{"num:256", "num:257", "num:258", "num:259"} {
+		i := strings.Index(log, num)
+		if i < 0 {
+			t.Fatalf("no %s in the lab's log", num)
+		}
+		cut := log[:i+strings.IndexByte(log[i:], '\n')+1]
+		var evs []*Event
+		a := NewAssembler(time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC), time.UTC, func(e *Event) { evs = append(evs, e) })
+		if err := Read(context.Background(), strings.NewReader(cut), a); err != nil {
+			t.Fatal(err)
+		}
+		last := evs[len(evs)-1]
+		ex := (&Explainer{R: NewResolver(nil, a.Names)}).Explain(last)
+		all := ex.Rule + " " + ex.Fix + " " + strings.Join(ex.Notes, " ")
+		if "num:"+strconv.Itoa(last.Trap) != num || last.KeyType != "" || last.Reporter.LID == 0 ||
+			strings.Contains(all, "0x0000") || strings.Contains(all, "port -1") || !strings.Contains(all, "not known") {
+			t.Errorf("%s cut after its first line: trap %d, key %q 0x%x, reporter LID %d:\nrule %s\nfix %s\nnotes %q", num, last.Trap, last.KeyType, last.Key, last.Reporter.LID, ex.Rule, ex.Fix, ex.Notes)
+		}
+	}
+}
+
+// TestExplainEnforcementOffIndex: ERR 0507's second number is an index of the switch
+// port's own new table, the CA's keys as OpenSM copied them to it (osm_pkey_mgr.c
+// pkey_mgr_update_peer_port skips invalid entries and a limited key beside its full
+// one; last_used_pkey_index reads the peer's table), not an index of the CA's table.
+func TestExplainEnforcementOffIndex(t *testing.T) {
+	var evs []*Event
+	a := NewAssembler(time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC), time.UTC, func(e *Event) { evs = append(evs, e) })
+	a.Line([]byte("Nov 28 10:00:00 000001 [AB12] 0x01 -> pkey_mgr_update_peer_port: ERR 0507: Not enough pkey entries (40 <= 47) on switch 0x0002c90000000001 port 7 (sw-leaf-1). Clearing Enforcement bit"))
+	a.Flush()
+	if len(evs) != 1 {
+		t.Fatalf("%d events", len(evs))
+	}
+	ex := (&Explainer{R: NewResolver(nil, a.Names)}).Explain(evs[0])
+	if !strings.Contains(ex.Rule, "the switch port holds 40 entries; the CA's partitions, copied to it, reach index 47") || strings.Contains(ex.Rule, "CA behind it uses index") {
+		t.Errorf("rule %s", ex.Rule)
 	}
 }

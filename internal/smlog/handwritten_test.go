@@ -18,7 +18,7 @@ var handWritten = []struct {
 	want            func(*Event) bool
 }{
 	{"0507", "osm_pkey_mgr.c pkey_mgr_update_peer_port logs it only when the switch port's PartitionEnforcementCap is not a multiple of 32 and the CA's last key lies past it in the table's last block (last_used_pkey_index); ibsim's is 64 (sim_net.c switchinfo[]), fixed",
-		"Nov 28 10:00:00 000001 [AB12] 0x01 -> pkey_mgr_update_peer_port: ERR 0507: Not enough pkey entries (32 <= 47) on switch 0x0002c90000000001 port 7 (sw-leaf-1). Clearing Enforcement bit",
+		"Nov 28 10:00:00 000001 [AB12] 0x01 -> pkey_mgr_update_peer_port: ERR 0507: Not enough pkey entries (40 <= 47) on switch 0x0002c90000000001 port 7 (sw-leaf-1). Clearing Enforcement bit",
 		func(e *Event) bool {
 			return e.Kind == KindEnforcementOff && e.From.NodeGUID == 0x0002c90000000001 && e.From.Num == 7 && e.From.NodeDesc == "sw-leaf-1"
 		}},

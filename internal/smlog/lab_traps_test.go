@@ -235,3 +235,59 @@ func TestLabReportUnanswered(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLabTrapNoReport: the same trap 259 and 256 eleven times each within seconds.
+// OpenSM logs each one's header line (osm_trap_rcv.c log_trap_info), but skips the
+// info-level report, the only line with the P_Key, the switch port and the M_Key
+// (osm_inform.c log_notice), of a trap it has had 10 times already, each within
+// OSM_DEFAULT_TRAP_SUPPRESSION_TIMEOUT (5 s, osm_base.h) of the last. The eleventh
+// of each is an event whose key, switch port and SMP are not known, and its
+// explanation says so instead of "P_Key 0x0000", "port -1" or "M_Key 0x0000...".
+func TestLabTrapNoReport(t *testing.T) {
+	l := startLab(t)
+	d := l.StartOpenSMDaemon(t, labConf)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	from := d.LogSize()
+	for _, s := range []struct {
+		node string
+		tp   lab.Trap
+	}{
+		{"Sw1", badSwitchPKeyTrap(lidSw, 0x003f, lidC, lidB, 0x8002, 1, 0x111111, 0x222222, lidSw, 2)},
+		{"HcaD", badMKeyTrap(lidD, lidB, 0x02, 0x0015, 1, 0x42)},
+	} {
+		for range 11 {
+			at := d.LogSize()
+			if err := l.SendTrap(ctx, s.node, lidA, s.tp); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.WaitLog("num:"+itoa(int(s.tp.Number)), at, 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	log := d.LogText()[from:]
+	if n := strings.Count(log, "Reporting Security Notice"); n != 20 {
+		t.Fatalf("%d reports, want 10 of each trap:\n%s", n, tail(log, 3000))
+	}
+	reported := map[Kind]int{}
+	for _, e := range readAll(t, log) {
+		ex := (&Explainer{R: NewResolver(nil, NewNames())}).Explain(e)
+		all := ex.Rule + " " + ex.Fix + " " + strings.Join(ex.Notes, " ")
+		if e.KeyType != "" {
+			reported[e.Kind]++
+			if e.Kind == KindBadSwitchPKey && (e.Key != 0x8002 || e.SwitchPort != 2) || e.Kind == KindBadMKey && e.Key != 0x42 {
+				t.Errorf("reported %s: key 0x%x, switch port %d", e.Kind, e.Key, e.SwitchPort)
+			}
+			continue
+		}
+		if e.Reporter.LID == 0 || e.SwitchPort != -1 || strings.Contains(all, "0x0000") || strings.Contains(all, "port -1") ||
+			strings.Contains(all, "()") || !strings.Contains(all, "no info-level report of this trap was logged") {
+			t.Errorf("%s without its report: reporter LID %d, switch port %d, key 0x%x %q:\nrule %s\nfix %s\nnotes %q",
+				e.Kind, e.Reporter.LID, e.SwitchPort, e.Key, e.KeyType, ex.Rule, ex.Fix, ex.Notes)
+		}
+	}
+	if reported[KindBadSwitchPKey] != 10 || reported[KindBadMKey] != 10 {
+		t.Errorf("reported events: %v, want 10 of each", reported)
+	}
+}

@@ -181,3 +181,45 @@ func checkVerboseEvents(t *testing.T, evs []*Event) {
 		t.Errorf("traps %d, 259 %d, joins %d, notices %d, missing %d, warnings %d", traps, sw, joins, notices, missing, warns)
 	}
 }
+
+// TestLogPrefixWithoutVersionLine: the verbose lab log (log_prefix ibkeylab) without
+// its first lines, as a rotated log starts: OpenSM writes "PREFIX: " before every
+// message (libopensm/osm_log.c osm_log_v2), and the run's "PREFIX: OpenSM 3.3.23"
+// line is in the file before rotation only. The events read are those of the whole
+// log, each one line number down, none shown as not explained.
+func TestLogPrefixWithoutVersionLine(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "lab-verbose.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := string(b)
+	const cut = 4
+	rest := whole
+	for range cut {
+		_, rest, _ = strings.Cut(rest, "\n")
+	}
+	if strings.Contains(rest, "OpenSM 3.3.23") {
+		t.Fatal("the version line is still in the cut log")
+	}
+	read := func(log string) ([]*Event, int) {
+		var evs []*Event
+		unx := 0
+		a := NewAssembler(time.Now(), time.Local, func(e *Event) { evs = append(evs, e) })
+		a.Unexplained = func(*Unexplained) { unx++ }
+		if err := Read(context.Background(), strings.NewReader(log), a); err != nil {
+			t.Fatal(err)
+		}
+		return evs, unx
+	}
+	want, _ := read(whole)
+	got, unx := read(rest)
+	if len(got) != len(want) || unx != 0 {
+		t.Fatalf("%d events and %d lines not explained, want %d events and none", len(got), unx, len(want))
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		if g.Kind != w.Kind || g.Code != w.Code || g.Key != w.Key || g.Line != w.Line-cut || g.Detail != w.Detail {
+			t.Errorf("event %d: %s %s key 0x%x line %d %q, want %s %s key 0x%x line %d %q", i, g.Kind, g.Code, g.Key, g.Line, g.Detail, w.Kind, w.Code, w.Key, w.Line-cut, w.Detail)
+		}
+	}
+}

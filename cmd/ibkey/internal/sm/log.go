@@ -409,7 +409,7 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 			return
 		}
 		if o.Follow {
-			o.Notices.Warn(fmt.Sprintf("line %d not explained: %s", l.Line, textsafe.String(l.Function+": "+l.Message)))
+			o.Notices.Warn(fmt.Sprintf("line %d not explained: %s", l.Line, textsafe.String(l.Text())))
 		}
 		unx.add(l)
 	}

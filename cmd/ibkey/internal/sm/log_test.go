@@ -750,3 +750,19 @@ func TestLogOpenSMConf(t *testing.T) {
 		t.Errorf("FILE and a conf logging to stdout: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
+
+// TestLogFollowNotExplainedNoFunction: --follow names a line not explained on stderr
+// as OpenSM wrote it; one without a function's name (osm_log_v2 called directly, or
+// another version's message) is its message alone, not ": MESSAGE".
+func TestLogFollowNotExplainedNoFunction(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "opensm.log")
+	if err := os.WriteFile(path, []byte("Nov 28 08:41:52 848998 [54B5A6C0] 0x01 -> pkey table of port 1 is bad\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, errOut, _ := run(t, ctx, nil, "sm", "log", "--follow", path)
+	if !strings.Contains(errOut, "line 1 not explained: pkey table of port 1 is bad") {
+		t.Errorf("stderr: %q", errOut)
+	}
+}

@@ -103,7 +103,7 @@ func (p *printer) end(s *smlog.Summary, errs, warns int, lines, records int64, u
 				}
 			}
 			for _, g := range unx.groups {
-				p.grid.Add(g.LastAt.Format(time.RFC3339), fmt.Sprint(g.Count), string(smlog.NotExplained), strings.ReplaceAll(g.what(), " ", "_"), "", "", "", g.text())
+				p.grid.Add(g.LastAt.Format(time.RFC3339), fmt.Sprint(g.Count), string(smlog.NotExplained), strings.ReplaceAll(g.what(), " ", "_"), "", "", "", g.First.Text())
 			}
 			if err := p.grid.Render(p.w, cmdutil.FormatPlain); err != nil {
 				return err
@@ -265,7 +265,7 @@ func (p *printer) headline(head string, count int, first, last time.Time, line i
 // unexplainedBlock writes a group of lines not explained as a block like an event's.
 func (p *printer) unexplainedBlock(g *unexplainedGroup) {
 	p.headline("not explained ("+g.what()+")", g.Count, g.First.Time, g.LastAt, g.First.Line)
-	wrap(p.w, "  log   ", "        ", textsafe.String(g.text()), p.o.IO.Width())
+	wrap(p.w, "  log   ", "        ", textsafe.String(g.First.Text()), p.o.IO.Width())
 	wrap(p.w, "  note  ", "        ", unexplainedNote, p.o.IO.Width())
 	fmt.Fprintln(p.w)
 }

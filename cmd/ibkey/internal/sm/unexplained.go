@@ -29,7 +29,7 @@ type unexplainedGroup struct {
 func (u *unexplained) add(l *smlog.Unexplained) {
 	key := "ERR " + l.Code
 	if l.Code == "" {
-		key = l.Function + ": " + l.Message
+		key = l.Text()
 	}
 	g := u.by[key]
 	if g == nil {
@@ -51,14 +51,6 @@ func (u *unexplained) lines() int {
 		n += g.Count
 	}
 	return n
-}
-
-// text is the line as OpenSM wrote its message: "function: message".
-func (g *unexplainedGroup) text() string {
-	if g.First.Function == "" {
-		return g.First.Message
-	}
-	return g.First.Function + ": " + g.First.Message
 }
 
 // what names the group: "ERR 0F12", else the function.
