@@ -232,6 +232,9 @@ type SharedPartition struct {
 	// (a switch port's table or enforcement bits not read). HopPasses when the fabric
 	// is not known or the partition does not work.
 	Switch HopResult
+	// Links: a link between switches drops it, which the route may cross
+	// (HopFabric.BetweenSwitches): Switch is then HopUnknown at least.
+	Links bool
 	// WorksNotKnown: whether it works is only what the verdict takes: an
 	// assumption not checked or an entry not read (query.CanTalk's alternatives)
 	// would decide it otherwise. Works and Switch are then what was taken.
@@ -424,6 +427,10 @@ const (
 	// outcome in OpenSM cannot be predicted (partconf.Config.Uncertain): the table
 	// taken is that of the file as written.
 	NotCheckedFile
+	// NotCheckedRoute: a link between switches enforces partitions and lacks the
+	// partition (HopFabric.BetweenSwitches), and whether the route between the ends
+	// crosses it was not read.
+	NotCheckedRoute
 )
 
 // DependsOn makes v unknown: the answer depends on nc, which was not checked (the
@@ -721,6 +728,9 @@ type partHops struct {
 	key    PartitionKey
 	ab, ba HopResult
 	hops   []HopCheck
+	// links: the links between switches that drop the partition's packets, which the
+	// route may cross (HopFabric.BetweenSwitches); each makes both ways unknown.
+	links []string
 }
 
 // checkHops checks, in a known fabric, the switch ports cabled to the two ends for the
@@ -743,7 +753,17 @@ func (v *Verdict) checkHops(a, b Endpoint) []partHops {
 			r.hops = append(r.hops, h)
 			r.ab, r.ba = max(r.ab, h.ToEnd), max(r.ba, h.FromEnd)
 		}
-		sp.Switch = max(r.ab, r.ba)
+		for _, f := range []HopFabric{a.Fabric, b.Fabric} {
+			if f != nil {
+				for _, l := range f.BetweenSwitches(sp.Key) {
+					r.links = appendNew(r.links, l)
+				}
+			}
+		}
+		if len(r.links) > 0 {
+			r.ab, r.ba = max(r.ab, HopUnknown), max(r.ba, HopUnknown)
+		}
+		sp.Switch, sp.Links = max(r.ab, r.ba), len(r.links) > 0
 		v.Hops = append(v.Hops, r.hops...)
 		results = append(results, r)
 	}
@@ -786,7 +806,7 @@ func (v *Verdict) applyHops(a, b Endpoint, results []partHops) {
 			for _, o := range results {
 				how, hops := "does not pass", dropSentences(o)
 				if len(hops) == 0 {
-					how, hops = "is not known to pass", sentences(o, HopUnknown)
+					how, hops = "is not known to pass", append(sentences(o, HopUnknown), o.links...)
 				}
 				for _, s := range hops {
 					v.Reasons = appendNew(v.Reasons, fmt.Sprintf("partition %s %s: %s; partition %s does", o.key.String(), how, s, r.key.String()))
@@ -815,6 +835,9 @@ func (v *Verdict) applyHops(a, b Endpoint, results []partHops) {
 						}
 						v.NotChecked = appendNew(v.NotChecked, NotChecked{Cause: cause, Sentence: h.Sentence(fabricOf(h))})
 					}
+				}
+				for _, l := range r.links {
+					v.NotChecked = appendNew(v.NotChecked, NotChecked{Cause: NotCheckedRoute, Sentence: l})
 				}
 			}
 		}

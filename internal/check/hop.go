@@ -53,6 +53,10 @@ type HopCheck struct {
 type HopFabric interface {
 	CheckHop(end PortID, key PartitionKey) (HopCheck, bool)
 	Label(id PortID) string
+	// BetweenSwitches says each link between switches that drops key's packets (its
+	// port enforces partitions and lacks key), which a route may cross: routes are
+	// not read, so such a link makes key not known to pass.
+	BetweenSwitches(key PartitionKey) []string
 }
 
 // JudgeHop applies the switch-port rule to key at switch port sw cabled to end: table

@@ -11,6 +11,15 @@ import (
 type hopFabric struct {
 	table []PKey
 	enf   *Enforcement
+	// links: partitions dropped on a link between switches (BetweenSwitches).
+	links map[PartitionKey]string
+}
+
+func (f hopFabric) BetweenSwitches(key PartitionKey) []string {
+	if l, ok := f.links[key]; ok {
+		return []string{l}
+	}
+	return nil
 }
 
 func (f hopFabric) CheckHop(end PortID, key PartitionKey) (HopCheck, bool) {
@@ -40,6 +49,10 @@ func TestVerdictNotCheckedCause(t *testing.T) {
 		{"switch enforcement", at(port("a", 0x8001), 1, hopFabric{table: []PKey{0xffff}}), port("b", 0x8001), []NotCheckedCause{NotCheckedSwitchEnforcement}},
 		{"both ends' switches", at(port("a", 0x8001), 1, hopFabric{}), at(port("b", 0x8001), 2, hopFabric{table: []PKey{0xffff}}),
 			[]NotCheckedCause{NotCheckedSwitchTable, NotCheckedSwitchEnforcement}},
+		// The ends' switch ports pass it, and a link between switches that the route
+		// may cross drops it.
+		{"link between switches", at(port("a", 0x8001), 1, hopFabric{table: []PKey{0xffff, 0x8001}, enf: &Enforcement{Inbound: true, Outbound: true},
+			links: map[PartitionKey]string{0x0001: "S[7] drops 0x0001"}}), port("b", 0x8001), []NotCheckedCause{NotCheckedRoute}},
 	} {
 		v := CanTalk(tc.a, tc.b)
 		if v.Kind != VerdictUnknown {

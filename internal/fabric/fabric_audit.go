@@ -270,50 +270,26 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	if len(unread) > 0 {
 		unreadNote = " (among the tables read: " + strings.Join(unread, " and ") + ", a full member may be there)"
 	}
-	// Links between switches: in every pass of its P_Key manager OpenSM turns
-	// enforcement off on each switch port cabled to another switch, whatever
-	// part_enforce says ("clear partition enforcement on inter-switch links",
-	// osm_pkey_mgr.c osm_pkey_mgr_process). A port found enforcing (the SM has not
-	// swept since, or something else set it) drops the packets crossing that link
-	// whose partition its table lacks (IBA 10.9.3); which routes cross it the sweep
-	// does not read, hence a warning.
-	for _, n := range f.Nodes {
-		if n.Type != check.NodeSwitch || n.NoEnforcementCap() {
+	// Links between switches (enforcingLinks): which routes cross one is not read,
+	// hence a warning.
+	for id, p := range f.enforcingLinks {
+		var lacks []check.PKey
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			if linkDrops(id, p, k) {
+				lacks = append(lacks, check.PKey(k))
+			}
+		}
+		if len(lacks) == 0 {
 			continue
 		}
-		for _, p := range n.Ports {
-			if p.Num == 0 || p.Peer == nil || p.PKeys == nil || p.Enforcement == nil || !p.Enforcement.Inbound && !p.Enforcement.Outbound {
-				continue
-			}
-			if peer := f.Node(p.Peer.Node); peer == nil || peer.Type != check.NodeSwitch || !f.InSubnet(*p.Peer) {
-				continue
-			}
-			id := check.PortID{Node: n.GUID, Port: p.Num}
-			var lacks []check.PKey
-			for _, k := range slices.Sorted(maps.Keys(keys)) {
-				if h := check.JudgeHop(*p.Peer, id, k, p.PKeys, p.Enforcement); h.FromEnd == check.HopDrops || h.ToEnd == check.HopDrops {
-					lacks = append(lacks, check.PKey(k))
-				}
-			}
-			if len(lacks) == 0 {
-				continue
-			}
-			var dirs []string
-			if p.Enforcement.Inbound {
-				dirs = append(dirs, "inbound")
-			}
-			if p.Enforcement.Outbound {
-				dirs = append(dirs, "outbound")
-			}
-			names := make([]string, len(lacks))
-			for i, k := range lacks {
-				names[i] = k.Partition().String()
-			}
-			warn(RuleEnforcingBetweenSwitches, lacks,
-				fmt.Sprintf("%s enforces partitions (%s) on its link to the switch port %s, and its table lacks %s, which end ports hold: their packets routed over this link are dropped there (which routes cross it was not read)",
-					f.Label(id), strings.Join(dirs, ", "), f.Label(*p.Peer), textsafe.Plural(len(lacks), "partition", "partitions")+" ("+strings.Join(textsafe.Capped(names, 8), ", ")+")"),
-				"OpenSM turns enforcement off on links between switches in every sweep (osm_pkey_mgr.c): if OpenSM manages this subnet, make it sweep again (kill -HUP it); if the bits stay on, another Subnet Manager or tool sets them", id, *p.Peer)
+		names := make([]string, len(lacks))
+		for i, k := range lacks {
+			names[i] = k.Partition().String()
 		}
+		warn(RuleEnforcingBetweenSwitches, lacks,
+			fmt.Sprintf("%s enforces partitions (%s) on its link to the switch port %s, and its table lacks %s, which end ports hold: their packets routed over this link are dropped there (which routes cross it was not read)",
+				f.Label(id), enforcingDirs(p.Enforcement), f.Label(*p.Peer), textsafe.Plural(len(lacks), "partition", "partitions")+" ("+strings.Join(textsafe.Capped(names, 8), ", ")+")"),
+			"OpenSM turns enforcement off on links between switches in every sweep (osm_pkey_mgr.c): if OpenSM manages this subnet, make it sweep again (kill -HUP it); if the bits stay on, another Subnet Manager or tool sets them", id, *p.Peer)
 	}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		u := keys[k]

@@ -707,9 +707,26 @@ func TestAuditEnforcingBetweenSwitches(t *testing.T) {
 			t.Errorf("part_enforce %q: %+v", mode, fs)
 		}
 	}
+	// can-talk over the same fabric: routes are not read, so a partition such a link
+	// drops is not known to pass; another that passes every port still makes a yes.
+	a1, b1 := check.PortID{Node: 0xa0, Port: 1}, check.PortID{Node: 0xb0, Port: 1}
+	v := check.CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B"))
+	if v.Kind != check.VerdictYes || !slices.ContainsFunc(v.Reasons, func(r string) bool {
+		return strings.HasPrefix(r, "partition 0x0001 is not known to pass: ") && strings.Contains(r, "on a link to the switch port")
+	}) {
+		t.Errorf("can-talk with 0x7fff passing and 0x0001 dropped between switches: %s %v", v.Kind, v.Reasons)
+	}
+	f.Port(s3).PKeys[0] = 0 // the default partition is dropped there too
+	v = check.CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B"))
+	if v.Kind != check.VerdictUnknown || len(v.NotChecked) != 2 || v.NotChecked[0].Cause != check.NotCheckedRoute {
+		t.Errorf("can-talk with every shared partition dropped between switches: %s %+v", v.Kind, v.NotChecked)
+	}
 	// Its table holding every partition the end ports hold: nothing is dropped.
-	f.Port(s3).PKeys[1] = 0x8001
+	f.Port(s3).PKeys[0], f.Port(s3).PKeys[1] = 0xffff, 0x8001
 	if fs := rules(f, AuditOptions{}); len(fs) != 0 {
 		t.Errorf("an enforcing link that holds every partition: %v", fs)
+	}
+	if v := check.CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B")); v.Kind != check.VerdictYes || len(v.Reasons) != 1 {
+		t.Errorf("can-talk with an enforcing link that holds every partition: %s %v", v.Kind, v.Reasons)
 	}
 }

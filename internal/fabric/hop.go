@@ -1,6 +1,11 @@
 package fabric
 
-import "github.com/ibkey/ibkey/internal/check"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
 
 // The switch-port rule (check.JudgeHop) applied in a swept fabric, shared by the audit
 // (AuditFabric: hca-key-not-on-switch) and can-talk over a known fabric (check.CanTalk
@@ -19,4 +24,62 @@ func (f *Fabric) CheckHop(end check.PortID, key check.PartitionKey) (h check.Hop
 	}
 	sw := f.Port(*p.Peer)
 	return check.JudgeHop(end, *p.Peer, key, sw.PKeys, sw.Enforcement), true
+}
+
+// enforcingLinks yields the switch ports of the subnet cabled to another switch of it
+// whose partition enforcement is on and whose table was read. In every pass of its
+// P_Key manager OpenSM turns enforcement off on each such port, whatever part_enforce
+// says ("clear partition enforcement on inter-switch links", osm_pkey_mgr.c
+// osm_pkey_mgr_process): one found on was set after that pass or by something else,
+// and it drops the packets crossing the link whose partition its table lacks (IBA
+// 10.9.3). The audit (enforcing-between-switches) and can-talk (BetweenSwitches)
+// judge them alike.
+func (f *Fabric) enforcingLinks(yield func(check.PortID, *Port) bool) {
+	for _, n := range f.Nodes {
+		if n.Type != check.NodeSwitch || n.NoEnforcementCap() {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p.Num == 0 || p.Peer == nil || p.PKeys == nil || p.Enforcement == nil || !p.Enforcement.Inbound && !p.Enforcement.Outbound {
+				continue
+			}
+			if peer := f.Node(p.Peer.Node); peer == nil || peer.Type != check.NodeSwitch || !f.InSubnet(*p.Peer) {
+				continue
+			}
+			if !yield(check.PortID{Node: n.GUID, Port: p.Num}, p) {
+				return
+			}
+		}
+	}
+}
+
+// linkDrops reports whether the enforcing link port p (id) drops key's packets in a
+// direction: the switch-port rule (check.JudgeHop), with the switch it faces as the end.
+func linkDrops(id check.PortID, p *Port, key check.PartitionKey) bool {
+	h := check.JudgeHop(*p.Peer, id, key, p.PKeys, p.Enforcement)
+	return h.FromEnd == check.HopDrops || h.ToEnd == check.HopDrops
+}
+
+func enforcingDirs(e *check.Enforcement) string {
+	var dirs []string
+	if e.Inbound {
+		dirs = append(dirs, "inbound")
+	}
+	if e.Outbound {
+		dirs = append(dirs, "outbound")
+	}
+	return strings.Join(dirs, ", ")
+}
+
+// BetweenSwitches implements check.HopFabric: a sentence for each link between
+// switches whose port enforces partitions and drops key's packets (enforcingLinks).
+func (f *Fabric) BetweenSwitches(key check.PartitionKey) []string {
+	var out []string
+	for id, p := range f.enforcingLinks {
+		if linkDrops(id, p, key) {
+			out = append(out, fmt.Sprintf("%s, on a link to the switch port %s, lacks partition %s and enforces partitions (%s): it drops that partition's packets routed over the link, and which routes cross it was not read (OpenSM turns such enforcement off in every sweep)",
+				f.Label(id), f.Label(*p.Peer), key, enforcingDirs(p.Enforcement)))
+		}
+	}
+	return out
 }

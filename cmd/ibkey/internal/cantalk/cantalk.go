@@ -189,7 +189,7 @@ verdict "unknown", and "incomplete" says why (exit 4).`,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "they cannot (also ONE-WAY, and NOT ACTIVE: a port that is not ACTIVE passes no data now, whether or not its table was read), or an endpoint asks for a P_Key or index its port's table does not hold, or pins an empty entry: no QP there can use it, which is a definite no"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad input: an endpoint, flag or file (one line names it)"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no such device or port (those that exist are listed), or no P_Key table (iWARP)"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "UNKNOWN: the answer depends on what was not read (unreadable P_Key entries, a pinned entry, a port's table, a device, a switch port's table), listed on stderr, or on what was not given (a port's type with --partitions, router or CA; UD QPs' Q_Keys; the Q_Key send rule of a device not known, where a top-bit wr_qkey makes it decide) or cannot be predicted (what OpenSM does with the --partitions file), or the ports are on different subnets (GID prefixes) and only a router, which is not checked, could join them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1, and its working direction is said to be only what the tables read)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "UNKNOWN: the answer depends on what was not read (unreadable P_Key entries, a pinned entry, a port's table, a device, a switch port's table; a link between switches that enforces partitions and lacks theirs, where routes are not read), listed on stderr, or on what was not given (a port's type with --partitions, router or CA; UD QPs' Q_Keys; the Q_Key send rule of a device not known, where a top-bit wr_qkey makes it decide) or cannot be predicted (what OpenSM does with the --partitions file), or the ports are on different subnets (GID prefixes) and only a router, which is not checked, could join them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1, and its working direction is said to be only what the tables read)"},
 	)
 	return c
 }
@@ -625,8 +625,12 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 		case check.HopDrops:
 			notes = append(notes, "switch drops")
 		case check.HopUnknown:
-			works = "?" // the reasons name the switch port not read
-			notes = append(notes, "switch not read")
+			works = "?" // the reasons name the switch port not read, or the link
+			if sp.Links {
+				notes = append(notes, "link between switches")
+			} else {
+				notes = append(notes, "switch not read")
+			}
 		}
 		if sp.WorksNotKnown {
 			works = "?" // a warning says on what
