@@ -345,6 +345,7 @@ func (o *Options) checkFlags(format cmdutil.Format) error {
 
 // Run is the command.
 func Run(o *Options) error {
+	start := time.Now()
 	if err := o.checkFlags(o.Format); err != nil {
 		return err
 	}
@@ -386,7 +387,7 @@ func Run(o *Options) error {
 	var ws []*job.Result
 	switch {
 	case o.Wait > 0: // with --want (checkFlags)
-		g := &gate{o: o, n: n, src: src, libs: libs, in: in, key: want}
+		g := &gate{o: o, n: n, src: src, libs: libs, in: in, key: want, start: start}
 		if ws, ports, err = g.run(o.Ctx, ports); err != nil {
 			return err
 		}
