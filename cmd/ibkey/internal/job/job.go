@@ -529,11 +529,11 @@ func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want c
 		default:
 			code = cmdutil.ExitIncomplete
 		}
+		why := "the job cannot be put in partition %s with these settings"
 		if code == cmdutil.ExitIncomplete {
-			fmt.Fprintf(o.IO.ErrOut, "ibkey: nothing exported: whether the job can be put in partition %s with these settings is not known\n", want.Partition().String())
-			return exit(code)
+			why = "whether the job can be put in partition %s with these settings is not known"
 		}
-		fmt.Fprintf(o.IO.ErrOut, "ibkey: nothing exported: the job cannot be put in partition %s with these settings\n", want.Partition().String())
+		fmt.Fprintf(o.IO.ErrOut, "ibkey: nothing exported: "+why+"\n", want.Partition().String())
 		return exit(code)
 	}
 	var b strings.Builder
