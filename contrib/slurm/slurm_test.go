@@ -410,3 +410,28 @@ func TestLibVersions(t *testing.T) {
 		}
 	}
 }
+
+// A Prolog killed at PrologEpilogTimeout (run_command.c, _kill_pg: SIGTERM to its
+// process group, SIGKILL 10 ms later) leaves its temporary files (mktemp
+// "$state.XXXXXX" and its .err): the Epilog removes every file of the job, and none
+// of another job whose id starts with the same digits.
+func TestEpilogRemovesKilledPrologFiles(t *testing.T) {
+	dir := t.TempDir()
+	c := &cluster{state: filepath.Join(dir, "run"), conf: filepath.Join(dir, "slurm.conf")}
+	os.WriteFile(c.conf, []byte("IBKEY_STATE_DIR="+c.state+"\n"), 0o644)
+	os.MkdirAll(c.state, 0o755)
+	for _, f := range []string{"job-4242.env", "job-4242.Xy12Ab", "job-4242.Xy12Ab.err", "job-42421.env", "job-42421.Zz99Qq"} {
+		os.WriteFile(filepath.Join(c.state, f), nil, 0o644)
+	}
+	if _, errOut, code := c.run(t, "epilog.sh", prologEnv("node02", "pkey=0x0042")...); code != 0 {
+		t.Fatalf("epilog: exit %d\n%s", code, errOut)
+	}
+	var left []string
+	ents, _ := os.ReadDir(c.state)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, " ") != "job-42421.Zz99Qq job-42421.env" {
+		t.Errorf("the Epilog of job 4242 left %v", left)
+	}
+}
