@@ -195,6 +195,14 @@ func TestTaskPrologUnquotes(t *testing.T) {
 	if want := "export NCCL_IB_PKEY=1\nexport IBKEY_IPOIB_INTERFACE=ib-job#1\nexport X=it's\n"; code != 0 || out != want {
 		t.Errorf("exit %d\n%s\nwant\n%s\n%s", code, out, want, errOut)
 	}
+	// A value holding a newline would be a second line to Slurm, setting another
+	// variable: refused, and nothing exported.
+	env = "export NCCL_IB_PKEY=1\nexport X='a\nexport LD_PRELOAD=/tmp/x.so'\n"
+	os.WriteFile(filepath.Join(c.state, "job-4242.env"), []byte(env), 0o644)
+	out, errOut, code = c.run(t, "taskprolog.sh", taskEnv("node02")...)
+	if code != 1 || strings.Contains(out, "export ") || !strings.Contains(out, "print ibkey: ") {
+		t.Errorf("a value with a newline: exit %d\n%s\n%s", code, out, errOut)
+	}
 }
 
 // The pair on one node: the Prolog waits while OpenSM programs 0x0042 (SIGHUP after
