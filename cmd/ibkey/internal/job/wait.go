@@ -31,7 +31,6 @@ const (
 // nothing pending), reading them again with back-off.
 type gate struct {
 	o    *Options
-	n    *cmdutil.Notices
 	src  *portSource
 	libs []*job.Library
 	in   job.Inputs
@@ -92,9 +91,9 @@ func (g *gate) run(ctx context.Context, ports []*job.Port) ([]*job.Result, []*jo
 				checked := !slices.ContainsFunc(ws, func(w *job.Result) bool { return w.Verdict == job.Incomplete })
 				switch {
 				case g.reads > 1 && checked:
-					g.n.Label(fmt.Sprintf("partition %s ready after %s (%s)", part, since(g.start), g.cost()))
+					g.o.Notices.Label(fmt.Sprintf("partition %s ready after %s (%s)", part, since(g.start), g.cost()))
 				case g.reads > 1:
-					g.n.Label(fmt.Sprintf("partition %s: nothing left to wait for after %s (%s), but not everything was checked", part, since(g.start), g.cost()))
+					g.o.Notices.Label(fmt.Sprintf("partition %s: nothing left to wait for after %s (%s), but not everything was checked", part, since(g.start), g.cost()))
 				}
 				return ws, ports, nil
 			}
@@ -105,15 +104,15 @@ func (g *gate) run(ctx context.Context, ports []*job.Port) ([]*job.Result, []*jo
 		}
 		now := time.Now()
 		if g.reads == 1 {
-			g.n.Label(fmt.Sprintf("waiting up to %s for partition %s on %s; reading again after %s, backing off to every %s", g.o.Wait, part, describePorts(ws), firstInterval, nextInterval(maxInterval, sysfsEntries(ports))))
+			g.o.Notices.Label(fmt.Sprintf("waiting up to %s for partition %s on %s; reading again after %s, backing off to every %s", g.o.Wait, part, describePorts(ws), firstInterval, nextInterval(maxInterval, sysfsEntries(ports))))
 		}
 		if !now.Before(deadline) {
 			return nil, nil, g.timedOut(last, lastErr, false)
 		}
 		if lastErr != nil {
-			g.n.Label(fmt.Sprintf("%s: reading the job's ports failed (%v); trying again", since(g.start), lastErr))
+			g.o.Notices.Label(fmt.Sprintf("%s: reading the job's ports failed (%v); trying again", since(g.start), lastErr))
 		} else if !slices.Equal(said, pending) || now.Sub(lastSaid) >= progressEvery {
-			g.n.Label(fmt.Sprintf("%s: waiting for %s", since(g.start), summary(pending)))
+			g.o.Notices.Label(fmt.Sprintf("%s: waiting for %s", since(g.start), summary(pending)))
 			said, lastSaid = pending, now
 		}
 		select {
