@@ -38,6 +38,9 @@ type gate struct {
 	// start is when the command began: --wait bounds the whole gate, the first read
 	// (a sweep with --node) included.
 	start time.Time
+	// took is how long the last read took: the next read starts that long before
+	// the deadline at the latest, so that it can end before it.
+	took time.Duration
 
 	reads     int
 	entries   int   // pkey entries read from sysfs, all reads
@@ -70,7 +73,7 @@ func sysfsEntries(ports []*job.Port) int {
 // read, without which there is no answer, may end after it.
 func (g *gate) run(ctx context.Context, ports []*job.Port) ([]*job.Result, []*job.Port, error) {
 	deadline := g.start.Add(g.o.Wait)
-	g.reads, g.entries, g.firstMADs = 1, sysfsEntries(ports), g.src.mads.Load()
+	g.reads, g.entries, g.firstMADs, g.took = 1, sysfsEntries(ports), g.src.mads.Load(), time.Since(g.start)
 	interval := firstInterval
 	var last, said []job.Pending
 	var lastErr error
@@ -118,16 +121,17 @@ func (g *gate) run(ctx context.Context, ports []*job.Port) ([]*job.Result, []*jo
 		select {
 		case <-ctx.Done():
 			return nil, nil, stopped()
-		case <-time.After(min(interval, deadline.Sub(now))):
+		case <-time.After(min(interval, deadline.Sub(now)-g.took)):
 		}
 		if !time.Now().Before(deadline) {
 			return nil, nil, g.timedOut(last, lastErr, false)
 		}
-		before := g.src.mads.Load()
+		before, began := g.src.mads.Load(), time.Now()
 		rctx, cancel := context.WithDeadline(ctx, deadline)
 		next, err := g.src.read(rctx)
 		cut := rctx.Err() != nil
 		cancel()
+		g.took = time.Since(began)
 		switch {
 		case ctx.Err() != nil:
 			return nil, nil, stopped()
