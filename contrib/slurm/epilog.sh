@@ -7,5 +7,7 @@ here=$(dirname "$0")
 . "$here/ibkey-slurm.sh"
 ibkey_load_config
 state=$(ibkey_state)
-rm -f "$state.env" "$state.fail" "$state.warn"
+# Every file of the job: .env, .fail, .warn, and the temporary files of a Prolog
+# killed at PrologEpilogTimeout (run_command.c kills its process group).
+rm -f -- "$state".*
 exit 0

@@ -25,6 +25,8 @@ case $rc in
 0) exit 0 ;;
 1) exit 1 ;; # not ready (named on stderr, which slurmctld discards): requeue
 *)
+	# slurmctld discards this (see above): with IBKEY_STRICT=0 the job starts and
+	# nothing says why; the Prolog/TaskProlog pair says it in the job's output.
 	echo "ibkey: job $SLURM_JOB_ID: could not check partition $key (ibkey exited $rc)" >&2
 	[ "$IBKEY_STRICT" = 1 ] && exit 1
 	exit 0

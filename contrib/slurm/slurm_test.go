@@ -195,6 +195,14 @@ func TestTaskPrologUnquotes(t *testing.T) {
 	if want := "export NCCL_IB_PKEY=1\nexport IBKEY_IPOIB_INTERFACE=ib-job#1\nexport X=it's\n"; code != 0 || out != want {
 		t.Errorf("exit %d\n%s\nwant\n%s\n%s", code, out, want, errOut)
 	}
+	// A value holding a newline would be a second line to Slurm, setting another
+	// variable: refused, and nothing exported.
+	env = "export NCCL_IB_PKEY=1\nexport X='a\nexport LD_PRELOAD=/tmp/x.so'\n"
+	os.WriteFile(filepath.Join(c.state, "job-4242.env"), []byte(env), 0o644)
+	out, errOut, code = c.run(t, "taskprolog.sh", taskEnv("node02")...)
+	if code != 1 || strings.Contains(out, "export ") || !strings.Contains(out, "print ibkey: ") {
+		t.Errorf("a value with a newline: exit %d\n%s\n%s", code, out, errOut)
+	}
 }
 
 // The pair on one node: the Prolog waits while OpenSM programs 0x0042 (SIGHUP after
@@ -408,5 +416,30 @@ func TestLibVersions(t *testing.T) {
 		if !strings.Contains(errOut, "--lib nccl,ucx --lib-version nccl=2.29.2,ucx=1.13.1 ") {
 			t.Errorf("%s: stderr %q", script, errOut)
 		}
+	}
+}
+
+// A Prolog killed at PrologEpilogTimeout (run_command.c, _kill_pg: SIGTERM to its
+// process group, SIGKILL 10 ms later) leaves its temporary files (mktemp
+// "$state.XXXXXX" and its .err): the Epilog removes every file of the job, and none
+// of another job whose id starts with the same digits.
+func TestEpilogRemovesKilledPrologFiles(t *testing.T) {
+	dir := t.TempDir()
+	c := &cluster{state: filepath.Join(dir, "run"), conf: filepath.Join(dir, "slurm.conf")}
+	os.WriteFile(c.conf, []byte("IBKEY_STATE_DIR="+c.state+"\n"), 0o644)
+	os.MkdirAll(c.state, 0o755)
+	for _, f := range []string{"job-4242.env", "job-4242.Xy12Ab", "job-4242.Xy12Ab.err", "job-42421.env", "job-42421.Zz99Qq"} {
+		os.WriteFile(filepath.Join(c.state, f), nil, 0o644)
+	}
+	if _, errOut, code := c.run(t, "epilog.sh", prologEnv("node02", "pkey=0x0042")...); code != 0 {
+		t.Fatalf("epilog: exit %d\n%s", code, errOut)
+	}
+	var left []string
+	ents, _ := os.ReadDir(c.state)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, " ") != "job-42421.Zz99Qq job-42421.env" {
+		t.Errorf("the Epilog of job 4242 left %v", left)
 	}
 }

@@ -24,7 +24,18 @@ if [ -r "$state.env" ]; then
 		echo "print ibkey: $state.env: not shell export lines"
 		exit 1
 	}
-	for n in $(printf '%s\n' "$lines" | sed 's/^export \([A-Za-z0-9_]*\)=.*/\1/'); do
+	names=$(printf '%s\n' "$lines" | sed 's/^export \([A-Za-z0-9_]*\)=.*/\1/')
+	for n in $names; do
+		# Slurm reads one variable a line (task.c, _proc_stdout): a value holding a
+		# newline would set another. ibkey writes none; refuse one before printing.
+		case ${!n} in
+		*$'\n'*)
+			echo "print ibkey: $state.env: $n holds a newline"
+			exit 1
+			;;
+		esac
+	done
+	for n in $names; do
 		printf 'export %s=%s\n' "$n" "${!n}"
 	done
 	exit 0

@@ -345,6 +345,7 @@ func (o *Options) checkFlags(format cmdutil.Format) error {
 
 // Run is the command.
 func Run(o *Options) error {
+	start := time.Now()
 	if err := o.checkFlags(o.Format); err != nil {
 		return err
 	}
@@ -386,7 +387,7 @@ func Run(o *Options) error {
 	var ws []*job.Result
 	switch {
 	case o.Wait > 0: // with --want (checkFlags)
-		g := &gate{o: o, n: n, src: src, libs: libs, in: in, key: want}
+		g := &gate{o: o, src: src, libs: libs, in: in, key: want, start: start}
 		if ws, ports, err = g.run(o.Ctx, ports); err != nil {
 			return err
 		}
@@ -421,9 +422,8 @@ func Run(o *Options) error {
 	// hint said once); the first query.MaxListed lines, then one counting the rest.
 	// JSON's incomplete has one item each.
 	type group struct {
-		us  []job.Unread
-		why string
-		by  []string
+		us []job.Unread // one Why, one set of choosers
+		by []string
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -433,7 +433,7 @@ func Run(o *Options) error {
 		key := u.Why + "\x00" + strings.Join(by, ",")
 		g := byKey[key]
 		if g == nil {
-			g = &group{why: u.Why, by: by}
+			g = &group{by: by}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
@@ -457,7 +457,7 @@ func Run(o *Options) error {
 			}
 			continue
 		}
-		what := "not read: " + job.Names(g.us) + ": " + g.why
+		what := "not read: " + job.Names(g.us) + ": " + g.us[0].Why
 		if len(g.by) == 0 {
 			n.Warn(what + "; it does not change the answer: with these settings no library checked would use it (their device selection leaves it out)")
 		} else {
@@ -478,7 +478,7 @@ func Run(o *Options) error {
 		code = cmdutil.ExitIncomplete
 	}
 	if o.Emit == "env" {
-		return o.emitEnv(n, code, ws, want, ports)
+		return o.emitEnv(code, ws, want, ports)
 	}
 	if err := rep.render(o.IO.Out, o.Format); err != nil {
 		return err
@@ -509,10 +509,10 @@ func exit(code int) error {
 // (code 0: a device that could not be read makes it 4) and every library checked has
 // one value right on every host; otherwise nothing on stdout and why on stderr,
 // exiting 1, or 4 when only what was not read keeps one value from being known.
-func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want check.PKey, ports []*job.Port) error {
+func (o *Options) emitEnv(code int, ws []*job.Result, want check.PKey, ports []*job.Port) error {
 	ex := job.EnvExports(ws, want, ports)
 	for _, w := range ex.Warnings {
-		n.Warn(w)
+		o.Notices.Warn(w)
 	}
 	if len(ex.Problems) > 0 || len(ex.Unchecked) > 0 || code != 0 {
 		for _, p := range ex.Problems {
@@ -528,11 +528,11 @@ func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want c
 		default:
 			code = cmdutil.ExitIncomplete
 		}
+		why := "the job cannot be put in partition %s with these settings"
 		if code == cmdutil.ExitIncomplete {
-			fmt.Fprintf(o.IO.ErrOut, "ibkey: nothing exported: whether the job can be put in partition %s with these settings is not known\n", want.Partition().String())
-			return exit(code)
+			why = "whether the job can be put in partition %s with these settings is not known"
 		}
-		fmt.Fprintf(o.IO.ErrOut, "ibkey: nothing exported: the job cannot be put in partition %s with these settings\n", want.Partition().String())
+		fmt.Fprintf(o.IO.ErrOut, "ibkey: nothing exported: "+why+"\n", want.Partition().String())
 		return exit(code)
 	}
 	var b strings.Builder

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -409,7 +408,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 					names = append(names, n.Description)
 				}
 			}
-			sort.Strings(names)
+			slices.Sort(names)
 			return nil, nil, &query.NotFoundError{What: "node", Name: strconv.Quote(name) + " in the sweep", Available: textsafe.Capped(names, 12)}
 		}
 		added := 0

@@ -31,11 +31,16 @@ const (
 // nothing pending), reading them again with back-off.
 type gate struct {
 	o    *Options
-	n    *cmdutil.Notices
 	src  *portSource
 	libs []*job.Library
 	in   job.Inputs
 	key  check.PKey
+	// start is when the command began: --wait bounds the whole gate, the first read
+	// (a sweep with --node) included.
+	start time.Time
+	// took is how long the last read took: the next read starts that long before
+	// the deadline at the latest, so that it can end before it.
+	took time.Duration
 
 	reads     int
 	entries   int   // pkey entries read from sysfs, all reads
@@ -62,18 +67,20 @@ func sysfsEntries(ports []*job.Port) int {
 // run evaluates ports (those already read) and then reads again until nothing is
 // pending, the wait ends (exit 1, or 4 when only unread tables are pending; nothing
 // is printed on stdout), or ctx ends (a signal: the error says what was still
-// pending).
+// pending). The wait ends by g.start plus --wait: a read still under way then is
+// stopped (a Slurm Prolog still running at PrologEpilogTimeout is killed, which
+// drains its node: prep_script_slurmd.c, run_command's max_wait); only the first
+// read, without which there is no answer, may end after it.
 func (g *gate) run(ctx context.Context, ports []*job.Port) ([]*job.Result, []*job.Port, error) {
-	start := time.Now()
-	deadline := start.Add(g.o.Wait)
-	g.reads, g.entries, g.firstMADs = 1, sysfsEntries(ports), g.src.mads.Load()
+	deadline := g.start.Add(g.o.Wait)
+	g.reads, g.entries, g.firstMADs, g.took = 1, sysfsEntries(ports), g.src.mads.Load(), time.Since(g.start)
 	interval := firstInterval
 	var last, said []job.Pending
 	var lastErr error
 	lastSaid := time.Time{}
 	part := g.key.Partition().String()
 	stopped := func() error {
-		return fmt.Errorf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last))
+		return fmt.Errorf("stopped waiting for partition %s after %s, still waiting for %s", part, since(g.start), summary(last))
 	}
 	for {
 		var pending []job.Pending
@@ -87,41 +94,52 @@ func (g *gate) run(ctx context.Context, ports []*job.Port) ([]*job.Result, []*jo
 				checked := !slices.ContainsFunc(ws, func(w *job.Result) bool { return w.Verdict == job.Incomplete })
 				switch {
 				case g.reads > 1 && checked:
-					g.n.Label(fmt.Sprintf("partition %s ready after %s (%s)", part, since(start), g.cost()))
+					g.o.Notices.Label(fmt.Sprintf("partition %s ready after %s (%s)", part, since(g.start), g.cost()))
 				case g.reads > 1:
-					g.n.Label(fmt.Sprintf("partition %s: nothing left to wait for after %s (%s), but not everything was checked", part, since(start), g.cost()))
+					g.o.Notices.Label(fmt.Sprintf("partition %s: nothing left to wait for after %s (%s), but not everything was checked", part, since(g.start), g.cost()))
 				}
 				return ws, ports, nil
 			}
 			last = pending
 			if h := job.Hopeless(pending); len(h) > 0 {
-				return nil, nil, g.aborts(h, start)
+				return nil, nil, g.aborts(h)
 			}
 		}
 		now := time.Now()
 		if g.reads == 1 {
-			g.n.Label(fmt.Sprintf("waiting up to %s for partition %s on %s; reading again after %s, backing off to every %s", g.o.Wait, part, describePorts(ws), firstInterval, nextInterval(maxInterval, sysfsEntries(ports))))
+			g.o.Notices.Label(fmt.Sprintf("waiting up to %s for partition %s on %s; reading again after %s, backing off to every %s", g.o.Wait, part, describePorts(ws), firstInterval, nextInterval(maxInterval, sysfsEntries(ports))))
 		}
 		if !now.Before(deadline) {
-			return nil, nil, g.timedOut(last, lastErr, start)
+			return nil, nil, g.timedOut(last, lastErr, false)
 		}
 		if lastErr != nil {
-			g.n.Label(fmt.Sprintf("%s: reading the job's ports failed (%v); trying again", since(start), lastErr))
+			g.o.Notices.Label(fmt.Sprintf("%s: reading the job's ports failed (%v); trying again", since(g.start), lastErr))
 		} else if !slices.Equal(said, pending) || now.Sub(lastSaid) >= progressEvery {
-			g.n.Label(fmt.Sprintf("%s: waiting for %s", since(start), summary(pending)))
+			g.o.Notices.Label(fmt.Sprintf("%s: waiting for %s", since(g.start), summary(pending)))
 			said, lastSaid = pending, now
 		}
 		select {
 		case <-ctx.Done():
 			return nil, nil, stopped()
-		case <-time.After(min(interval, deadline.Sub(now))):
+		case <-time.After(min(interval, deadline.Sub(now)-g.took)):
 		}
-		before := g.src.mads.Load()
-		next, err := g.src.read(ctx)
-		g.reads++
-		if ctx.Err() != nil {
+		if !time.Now().Before(deadline) {
+			return nil, nil, g.timedOut(last, lastErr, false)
+		}
+		before, began := g.src.mads.Load(), time.Now()
+		rctx, cancel := context.WithDeadline(ctx, deadline)
+		next, err := g.src.read(rctx)
+		cut := rctx.Err() != nil
+		cancel()
+		g.took = time.Since(began)
+		switch {
+		case ctx.Err() != nil:
 			return nil, nil, stopped()
+		case cut:
+			// What the read found may be the deadline's doing (ports "not read").
+			return nil, nil, g.timedOut(last, lastErr, true)
 		}
+		g.reads++
 		lastErr = err
 		if err == nil {
 			ports, g.in.Unread = next, g.src.unread
@@ -149,10 +167,11 @@ func (g *gate) cost() string {
 }
 
 // timedOut is the end of a wait that did not succeed: every pending port on stderr,
-// exit 1 when one of them is a definite no, 4 when only reads failed.
-func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) error {
+// exit 1 when one of them is a definite no, 4 when only reads failed; cut: a read
+// under way at the deadline was stopped, and pending is the read before it.
+func (g *gate) timedOut(pending []job.Pending, lastErr error, cut bool) error {
 	part := g.key.Partition().String()
-	fmt.Fprintf(g.o.IO.ErrOut, "ibkey: timed out after %s waiting for partition %s (%s):\n", since(start), part, g.cost())
+	fmt.Fprintf(g.o.IO.ErrOut, "ibkey: timed out after %s waiting for partition %s (%s):\n", since(g.start), part, g.cost())
 	definite := false
 	var hosts []string
 	for _, p := range pending {
@@ -169,6 +188,9 @@ func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) e
 	if lastErr != nil {
 		fmt.Fprintf(g.o.IO.ErrOut, "  the last read failed: %v\n", lastErr)
 	}
+	if cut {
+		fmt.Fprintln(g.o.IO.ErrOut, "  the read under way at the deadline was stopped; the above is the read before it")
+	}
 	if g.o.Emit != "" {
 		fmt.Fprintln(g.o.IO.ErrOut, "ibkey: nothing exported")
 	}
@@ -181,8 +203,8 @@ func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) e
 
 // aborts ends a wait at once: a library stops the process on a host, for a reason
 // no Subnet Manager change can remove (job.Hopeless). Exit 1, nothing on stdout.
-func (g *gate) aborts(hopeless []job.Pending, start time.Time) error {
-	fmt.Fprintf(g.o.IO.ErrOut, "ibkey: not waiting for partition %s: a library will abort at start-up whatever the Subnet Manager does (%s):\n", g.key.Partition().String(), since(start))
+func (g *gate) aborts(hopeless []job.Pending) error {
+	fmt.Fprintf(g.o.IO.ErrOut, "ibkey: not waiting for partition %s: a library will abort at start-up whatever the Subnet Manager does (%s):\n", g.key.Partition().String(), since(g.start))
 	for _, p := range hopeless {
 		fmt.Fprintf(g.o.IO.ErrOut, "  %s\n", p)
 	}

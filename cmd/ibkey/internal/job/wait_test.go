@@ -6,15 +6,20 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
+	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/fakesysfs"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
 
 // gateHost is a saved host for the gate: mlx5_0/1 ACTIVE with table 0xffff 0x8001
@@ -403,5 +408,57 @@ func TestPortFileMissing(t *testing.T) {
 		if r.code != 4 || !strings.Contains(r.stdout, c.want) || strings.Contains(r.stdout, c.fail) {
 			t.Errorf("no %s: exit %d\n%s%s", c.file, r.code, r.stdout, r.stderr)
 		}
+	}
+}
+
+// slowTransport answers from the demo fabric, the first fast requests at once and
+// every later one only after delay (or ctx's end): a fabric that stops answering
+// while the gate re-reads it.
+type slowTransport struct {
+	mad.Transport
+	fast  int64
+	delay time.Duration
+	n     *atomic.Int64
+}
+
+func (s slowTransport) Do(ctx context.Context, req mad.Request) (*mad.Packet, error) {
+	if s.n.Add(1) > s.fast {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(s.delay):
+		}
+	}
+	return s.Transport.Do(ctx, req)
+}
+
+// --wait bounds the whole gate, its reads included: a re-read still under way at
+// the deadline is stopped there, and the wait ends timed out on the last read that
+// finished (a Slurm Prolog killed at PrologEpilogTimeout drains its node:
+// prep_script_slurmd.c, run_command's max_wait). Before, a read begun before the
+// deadline ran to its end, and the wait started only after the first read.
+func TestWaitBoundsSlowRead(t *testing.T) {
+	cmd := func(f *cmdutil.Factory) *cobra.Command {
+		return NewCmdJob(f, func(o *Options) error {
+			o.MCAFS = testMCAFS{}
+			o.PasswdHome = func(int) (string, bool) { return "/nonexistent", true }
+			o.MAD.DialIbsim = func(context.Context, mad.IbsimOptions) (mad.Transport, string, error) {
+				d, err := demo.OpenTransport("mlx5_0", 1, time.Now)
+				// The first read of one port takes a few MADs; every MAD after the
+				// first 20 takes 5 s.
+				return slowTransport{Transport: d, fast: 20, delay: 5 * time.Second, n: new(atomic.Int64)}, "HcaA", err
+			}
+			return Run(o)
+		})
+	}
+	start := time.Now()
+	r := runWith(t, context.Background(), nil, jsonschematest.Complete, cmd, "--ibsim=sim", "--lid", "4", "--lib", "ucx", "--want", "0x0042", "--wait", "1500ms")
+	took := time.Since(start)
+	if r.code != 1 || r.stdout != "" || !regexp.MustCompile(`timed out after (1\.[5-9]|2\.[0-9])s waiting for partition 0x0042`).MatchString(r.stderr) ||
+		!strings.Contains(r.stderr, "no entry for partition 0x0042") || !strings.Contains(r.stderr, "the read under way at the deadline was stopped") {
+		t.Errorf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	if took > 3*time.Second {
+		t.Errorf("--wait 1500ms took %v", took.Round(time.Millisecond))
 	}
 }
