@@ -445,8 +445,10 @@ func TestWaitBoundsSlowRead(t *testing.T) {
 			o.MAD.DialIbsim = func(context.Context, mad.IbsimOptions) (mad.Transport, string, error) {
 				d, err := demo.OpenTransport("mlx5_0", 1, time.Now)
 				// The first read of one port takes a few MADs; every MAD after the
-				// first 20 takes 5 s.
-				return slowTransport{Transport: d, fast: 20, delay: 5 * time.Second, n: new(atomic.Int64)}, "HcaA", err
+				// first 20 takes a minute: a wait that does not stop the read under
+				// way at its deadline takes that long (the bound is what is tested,
+				// with a margin no loaded machine reaches, not a speed).
+				return slowTransport{Transport: d, fast: 20, delay: time.Minute, n: new(atomic.Int64)}, "HcaA", err
 			}
 			return Run(o)
 		})
@@ -454,11 +456,11 @@ func TestWaitBoundsSlowRead(t *testing.T) {
 	start := time.Now()
 	r := runWith(t, context.Background(), nil, jsonschematest.Complete, cmd, "--ibsim=sim", "--lid", "4", "--lib", "ucx", "--want", "0x0042", "--wait", "1500ms")
 	took := time.Since(start)
-	if r.code != 1 || r.stdout != "" || !regexp.MustCompile(`timed out after (1\.[5-9]|2\.[0-9])s waiting for partition 0x0042`).MatchString(r.stderr) ||
+	if r.code != 1 || r.stdout != "" || !regexp.MustCompile(`timed out after [0-9.]+s waiting for partition 0x0042`).MatchString(r.stderr) ||
 		!strings.Contains(r.stderr, "no entry for partition 0x0042") || !strings.Contains(r.stderr, "the read under way at the deadline was stopped") {
 		t.Errorf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
-	if took > 3*time.Second {
+	if took > 30*time.Second {
 		t.Errorf("--wait 1500ms took %v", took.Round(time.Millisecond))
 	}
 }
