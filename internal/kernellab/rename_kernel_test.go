@@ -6,8 +6,8 @@ import (
 )
 
 // renamedDev is the name renamePlan gives rxe0 for one command: an ESC byte in it,
-// which the kernel accepts from root (nldev_set_doit checks only that the name is not
-// empty; drivers/infiniband/core/nldev.c) and which ibverbs.CheckDeviceName refuses.
+// which the kernel accepts from root (this test is where that was seen) and which
+// ibverbs.CheckDeviceName refuses.
 const renamedDev = `rx\033e0`
 
 // renamePlan renames rxe0 to renamedDev, runs ibkey devices and ibv_devices, and
