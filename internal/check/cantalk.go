@@ -427,9 +427,9 @@ const (
 	// outcome in OpenSM cannot be predicted (partconf.Config.Uncertain): the table
 	// taken is that of the file as written.
 	NotCheckedFile
-	// NotCheckedRoute: a link between switches enforces partitions and lacks the
-	// partition (HopFabric.BetweenSwitches), and whether the route between the ends
-	// crosses it was not read.
+	// NotCheckedRoute: a link between switches drops the partition, or may
+	// (HopFabric.BetweenSwitches), and whether the route between the ends crosses it
+	// was not read.
 	NotCheckedRoute
 )
 

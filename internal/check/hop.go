@@ -54,8 +54,9 @@ type HopFabric interface {
 	CheckHop(end PortID, key PartitionKey) (HopCheck, bool)
 	Label(id PortID) string
 	// BetweenSwitches says each link between switches that drops key's packets (its
-	// port enforces partitions and lacks key), which a route may cross: routes are
-	// not read, so such a link makes key not known to pass.
+	// port enforces partitions and lacks key) or may (its table or enforcement bits
+	// not read), which a route may cross: routes are not read, so such a link makes
+	// key not known to pass.
 	BetweenSwitches(key PartitionKey) []string
 }
 

@@ -270,12 +270,13 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	if len(unread) > 0 {
 		unreadNote = " (among the tables read: " + strings.Join(unread, " and ") + ", a full member may be there)"
 	}
-	// Links between switches (enforcingLinks): which routes cross one is not read,
-	// hence a warning.
-	for id, p := range f.enforcingLinks {
+	// Links between switches (Fabric.links) that drop a partition end ports hold:
+	// which routes cross one is not read, hence a warning. A link whose table or bits
+	// were not read is a not-read finding already (NotRead).
+	for id, p := range f.links {
 		var lacks []check.PKey
 		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			if linkDrops(id, p, k) {
+			if _, res := linkHop(id, p, k); res == check.HopDrops {
 				lacks = append(lacks, check.PKey(k))
 			}
 		}

@@ -721,6 +721,25 @@ func TestAuditEnforcingBetweenSwitches(t *testing.T) {
 	if v.Kind != check.VerdictUnknown || len(v.NotChecked) != 2 || v.NotChecked[0].Cause != check.NotCheckedRoute {
 		t.Errorf("can-talk with every shared partition dropped between switches: %s %+v", v.Kind, v.NotChecked)
 	}
+	// What was not read of such a link is not a pass. The audit leaves it to its
+	// not-read findings; for can-talk, its enforcement bits not read (its table
+	// lacking 0x0001, holding 0xffff) leave 0x0001 not known and 0x7fff a yes, and its
+	// table not read while it enforces leaves every partition not known.
+	g := testFabric()
+	g.Port(s3).Enforcement = nil
+	v = check.CanTalk(portEndpoint(g, a1, "A"), portEndpoint(g, b1, "B"))
+	if fs := rules(g, AuditOptions{}); len(fs) != 0 || v.Kind != check.VerdictYes || !slices.ContainsFunc(v.Reasons, func(r string) bool {
+		return strings.HasPrefix(r, "partition 0x0001 is not known to pass: ") && strings.Contains(r, "lacks partition 0x0001 and its enforcement bits were not read")
+	}) {
+		t.Errorf("link bits not read: audit %v, can-talk %s %v", fs, v.Kind, v.Reasons)
+	}
+	g = testFabric()
+	g.Port(s3).Enforcement, g.Port(s3).PKeys, g.Port(s3).PKeysError = &check.Enforcement{Inbound: true}, nil, "timeout"
+	v = check.CanTalk(portEndpoint(g, a1, "A"), portEndpoint(g, b1, "B"))
+	if fs := rules(g, AuditOptions{}); len(fs) != 0 || v.Kind != check.VerdictUnknown || len(v.NotChecked) != 2 ||
+		v.NotChecked[0].Cause != check.NotCheckedRoute || !strings.Contains(v.NotChecked[0].Sentence, "enforces partitions and its P_Key table was not read") {
+		t.Errorf("link table not read: audit %v, can-talk %s %+v", fs, v.Kind, v.NotChecked)
+	}
 	// Its table holding every partition the end ports hold: nothing is dropped.
 	f.Port(s3).PKeys[0], f.Port(s3).PKeys[1] = 0xffff, 0x8001
 	if fs := rules(f, AuditOptions{}); len(fs) != 0 {
