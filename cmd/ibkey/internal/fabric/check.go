@@ -221,12 +221,15 @@ func runCheck(o *CheckOptions) error {
 		}
 		res, model := partconf.AuditFabric(fab, conf, osm, o.AllowBoth)
 		all := res.Findings
+		// saGaps: the SA records --sa did not get, after the sweep's own gaps in
+		// res.NotChecked.
+		var saGaps []fabric.NotChecked
 		if o.SA.Ask {
 			saf, nc, err := o.saFindings(fab, conf, model)
 			if err != nil {
 				return &query.EnvError{Msg: fmt.Sprintf("--sa: %v", err)}
 			}
-			all = append(all, saf...)
+			all, saGaps = append(all, saf...), nc
 			res.NotChecked = append(res.NotChecked, nc...)
 		}
 		var uncertain *cmdutil.Incomplete
@@ -254,11 +257,10 @@ func runCheck(o *CheckOptions) error {
 		}
 		check.SortFindings(findings)
 		// Load names a partial sweep's gaps (or a saved sweep's missing tables) on
-		// stderr: res.NotChecked begins with them (fabric.AuditFabric); what else the
-		// audit could not check (--sa's) is named below, partial sweep or not. The
-		// document's incomplete says what was not checked whenever something was: why
-		// the command exits 4, or what a definite failure (exit 1) was found beside.
-		others := res.NotChecked[len(fab.NotRead(true)):]
+		// stderr; what else the audit could not check (saGaps) is named below, partial
+		// sweep or not. The document's incomplete says what was not checked whenever
+		// something was: why the command exits 4, or what a definite failure (exit 1)
+		// was found beside.
 		why := incompleteItems(res.NotChecked)
 		if uncertain != nil {
 			why = append(why, *uncertain)
@@ -297,8 +299,8 @@ func runCheck(o *CheckOptions) error {
 		if len(res.Outside) > 0 {
 			o.Notices.Note(fmt.Sprintf("%s outside the swept subnet, not audited: %s", textsafe.Plural(len(res.Outside), "port", "ports"), outsideList(fab, res.Outside)))
 		}
-		if len(others) > 0 {
-			fmt.Fprintf(o.IO.ErrOut, "ibkey: audit incomplete: %s; not checked, so no all-clear\n", fabric.NotCheckedSummary(others))
+		if len(saGaps) > 0 {
+			fmt.Fprintf(o.IO.ErrOut, "ibkey: audit incomplete: %s; not checked, so no all-clear\n", fabric.NotCheckedSummary(saGaps))
 			after = cmdutil.Exit(cmdutil.ExitIncomplete)
 		}
 		if confGap != nil {
