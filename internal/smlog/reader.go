@@ -207,7 +207,7 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 	if err != nil {
 		return err
 	}
-	defer func() { f.Close() }() // the file open at the end (a nil one after a failed reopen)
+	defer func() { f.Close() }() // the file open at the end (rotation replaces f)
 	if o.FromEnd {
 		if _, err := f.Seek(0, io.SeekEnd); err != nil {
 			return err
@@ -251,7 +251,19 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		st, err := os.Stat(path)
+		// What is at path is judged by the file opened there, not by a look at the
+		// path and then an open: a log rotated again in between (gone, or another
+		// file) would otherwise fail the open or follow a file never compared.
+		nf, err := os.Open(path)
+		var st fs.FileInfo
+		if err == nil {
+			if st, err = nf.Stat(); err != nil {
+				nf.Close()
+			}
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w", path, err)
+		}
 		if err != nil && !missing {
 			o.Notice(fmt.Sprintf("%s is gone (rotated?): waiting for it to come back", path))
 		}
@@ -269,17 +281,18 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 			}
 			sp.end()
 			f.Close()
-			if f, err = os.Open(path); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
+			f = nf
 			o.Notice(fmt.Sprintf("%s was rotated: reading the new file from its start", path))
 		case cur.Size() < off:
 			// Truncated in place.
+			nf.Close()
 			sp.end()
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			o.Notice(fmt.Sprintf("%s was truncated: reading it again from its start", path))
+		default:
+			nf.Close()
 		}
 	}
 }
