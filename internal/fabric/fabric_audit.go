@@ -182,12 +182,15 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	}
 	keys := map[check.PartitionKey]*keyUse{}
 	for _, n := range f.Nodes {
+		noCap := n.NoEnforcementCap()
 		for _, p := range n.Ports {
 			id := check.PortID{Node: n.GUID, Port: p.Num}
 			if !f.InSubnet(id) {
 				continue // listed in res.Outside
 			}
-			if p.PKeys != nil && (p.Peer != nil || n.IsEndPort(p)) {
+			// The external ports of a switch without enforcement have no table (the
+			// sweep reads them as length 0): nothing there was checked.
+			if p.PKeys != nil && (p.Peer != nil || n.IsEndPort(p)) && !(noCap && p.Num > 0) {
 				res.TablesChecked++
 			}
 			if p.Peer != nil && p.State != "" && p.State != check.StateActive {
@@ -238,7 +241,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 			}
 			// A switch without enforcement (NoEnforcementCap) filters nothing and OpenSM
 			// leaves its ports alone: nothing to compare, no enforcement to turn on.
-			if n.Type == check.NodeSwitch && p.Num > 0 && p.Peer != nil && !n.NoEnforcementCap() {
+			if n.Type == check.NodeSwitch && p.Num > 0 && p.Peer != nil && !noCap {
 				peerNode := f.Node(p.Peer.Node)
 				if peerNode == nil || peerNode.Type == check.NodeSwitch || !f.InSubnet(*p.Peer) {
 					continue

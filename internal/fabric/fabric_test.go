@@ -617,9 +617,21 @@ func TestAuditSwitchWithoutEnforcementCap(t *testing.T) {
 		}
 	}
 	f := testFabric()
+	tables := AuditFabric(f, AuditOptions{}).TablesChecked
 	noCap(f)
-	if fs := AuditFabric(f, AuditOptions{}).Findings; len(fs) != 0 {
+	res := AuditFabric(f, AuditOptions{})
+	if fs := res.Findings; len(fs) != 0 {
 		t.Errorf("switch without enforcement: %v", fs)
+	}
+	// Its external ports have no table: none of them counts as a table checked.
+	cabled := 0
+	for _, p := range f.Node(0x50).Ports[1:] {
+		if p.Peer != nil {
+			cabled++
+		}
+	}
+	if cabled == 0 || res.TablesChecked != tables-cabled {
+		t.Errorf("TablesChecked %d, want %d (%d before, less the switch's %d cabled external ports)", res.TablesChecked, tables-cabled, tables, cabled)
 	}
 	if _, ok := f.CheckHop(a1, 0x0001); ok {
 		t.Error("CheckHop judged a switch port without enforcement")
