@@ -14,6 +14,34 @@ import (
 type TableRead struct {
 	Entries []Entry
 	Err     string
+	// Before, on a read that failed (Err), is the entries of the last read that did
+	// not, if any: a watcher carries them across failed reads (Since), so that the
+	// read after the failure is compared with the table as it last was.
+	Before []Entry
+}
+
+// Since returns t with what a watcher needs to compare the read after a failure:
+// on a failed read, the entries of prev or those prev carried (TableRead.Before).
+func (t *TableRead) Since(prev *TableRead) *TableRead {
+	if t.Err != "" && prev != nil {
+		t.Before = prev.Entries
+		if prev.Err != "" {
+			t.Before = prev.Before
+		}
+	}
+	return t
+}
+
+// known is the last table t knows: t itself, or on a failed read the entries it
+// carried (nil when none).
+func (t *TableRead) known() *TableRead {
+	if t.Err == "" {
+		return t
+	}
+	if t.Before == nil {
+		return nil
+	}
+	return &TableRead{Entries: t.Before}
 }
 
 // ReadTable reads the P_Key table of port r on h now.
@@ -58,7 +86,9 @@ type TableChange struct {
 
 // TableChanges compares two reads of one port's table: one change per changed index,
 // in index order. Growing or shrinking by empty entries and one invalid value replacing
-// another (0x0000 <-> 0x8000) are not changes.
+// another (0x0000 <-> 0x8000) are not changes. A table readable again after old failed
+// is compared with the table as last read before (old.Before), and the port_back change
+// says so: a change made while it could not be read is shown then.
 func TableChanges(old, cur *TableRead) []TableChange {
 	switch {
 	case cur.Err != "" && old.Err == "":
@@ -66,8 +96,25 @@ func TableChanges(old, cur *TableRead) []TableChange {
 	case cur.Err != "":
 		return nil
 	case old.Err != "":
-		return []TableChange{{Index: -1, Kind: ChangePortBack, Description: fmt.Sprintf("the table is readable again (%d entries)", len(cur.Entries))}}
+		back := TableChange{Index: -1, Kind: ChangePortBack, Description: fmt.Sprintf("the table is readable again (%d entries)", len(cur.Entries))}
+		base := old.known()
+		if base == nil {
+			back.Description += "; it was not read before, so what changed is not known"
+			return []TableChange{back}
+		}
+		changes := indexChanges(base, cur)
+		if len(changes) == 0 {
+			back.Description += "; unchanged since the last read before it could not be read"
+		} else {
+			back.Description += "; the changes that follow are since the last read before it could not be read"
+		}
+		return append([]TableChange{back}, changes...)
 	}
+	return indexChanges(old, cur)
+}
+
+// indexChanges are the changes of each index from old to cur, both read.
+func indexChanges(old, cur *TableRead) []TableChange {
 	var out []TableChange
 	for i := 0; i < max(len(old.Entries), len(cur.Entries)); i++ {
 		var a, b *Entry
@@ -136,7 +183,8 @@ func (t *TableRead) unread() int { return len(t.table().Unread()) }
 // check.FindPKeyIndex), and what the new table means for each: the key gone (the
 // interface cannot come up, its traffic stops), found elsewhere, or now limited.
 func IPoIBEffects(ifcs []IPoIB, old, cur *TableRead, c TableChange) []string {
-	if c.Index < 0 || old.Err != "" || cur.Err != "" {
+	old = old.known() // after a failed read, the table as last read before it
+	if c.Index < 0 || old == nil || cur.Err != "" {
 		return nil
 	}
 	var out []string

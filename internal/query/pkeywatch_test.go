@@ -36,7 +36,10 @@ func TestTableChanges(t *testing.T) {
 			[]string{"0 membership 0xffff 0x7fff", "2 membership 0x0002 0x8002"}},
 		{"port error", tab(e(0xffff)), &TableRead{Err: "gone"}, []string{"-1 port_error - -"}},
 		{"still an error", &TableRead{Err: "gone"}, &TableRead{Err: "gone"}, nil},
-		{"port back", &TableRead{Err: "gone"}, tab(e(0xffff)), []string{"-1 port_back - -"}},
+		{"port back, not read before", &TableRead{Err: "gone"}, tab(e(0xffff)), []string{"-1 port_back - -"}},
+		{"port back, unchanged", &TableRead{Err: "gone", Before: []Entry{e(0xffff)}}, tab(e(0xffff)), []string{"-1 port_back - -"}},
+		{"port back, changed while unreadable", &TableRead{Err: "gone", Before: []Entry{e(0xffff), e(0x8001), e(0x0002)}}, tab(e(0xffff), e(0), e(0x8002)),
+			[]string{"-1 port_back - -", "1 removed 0x8001 0x0000", "2 membership 0x0002 0x8002"}},
 	}
 	str := func(p *check.PKey) string {
 		if p == nil {
@@ -100,5 +103,64 @@ func TestIPoIBEffects(t *testing.T) {
 		case c.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], c.want)):
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// TestTableReadSince: a watcher's failed reads carry the table as last read, through
+// several failures, so that the read after them is compared with it; the port_back
+// change says which it is compared with.
+func TestTableReadSince(t *testing.T) {
+	e := func(v uint16) Entry { return Entry{PKey: check.PKey(v)} }
+	table := func(es ...Entry) []Entry { // indexed, as DecodeTable's
+		for i := range es {
+			es[i].Index = i
+		}
+		return es
+	}
+	reads := []*TableRead{
+		{Entries: table(e(0xffff), e(0x8001))},
+		{Err: "gone"},
+		{Err: "gone"},
+		{Entries: table(e(0xffff), e(0x8003))},
+	}
+	var prev *TableRead
+	var got []string
+	for _, r := range reads {
+		cur := r.Since(prev)
+		if prev != nil {
+			for _, c := range TableChanges(prev, cur) {
+				got = append(got, c.Kind+": "+c.Description)
+			}
+		}
+		prev = cur
+	}
+	want := []string{
+		"port_error: gone",
+		"port_back: the table is readable again (2 entries); the changes that follow are since the last read before it could not be read",
+		"replaced: full member of partition 0x0001 replaced by full member of partition 0x0003 (a QP using this index now sends in another partition)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Failed from the first read: nothing to compare with, and the change says so.
+	first := (&TableRead{Err: "gone"}).Since(nil)
+	cs := TableChanges(first, (&TableRead{Entries: []Entry{e(0xffff)}}).Since(first))
+	if len(cs) != 1 || !strings.Contains(cs[0].Description, "not read before, so what changed is not known") {
+		t.Errorf("port back without a table before: %+v", cs)
+	}
+	// IPoIB on the replaced index: its effect is judged against the table before.
+	ifcs := []IPoIB{{Name: "ib0.8001", PKey: 0x8001}}
+	back, seen := reads[2], false
+	for _, c := range TableChanges(back, reads[3]) {
+		if c.Index != 1 {
+			continue
+		}
+		seen = true
+		if fx := IPoIBEffects(ifcs, back, reads[3], c); len(fx) != 1 || !strings.Contains(fx[0], "ib0.8001 loses its key 0x8001") {
+			t.Errorf("IPoIB effects after port back: %v", fx)
+		}
+	}
+	if !seen {
+		t.Error("no change at index 1 after port back")
 	}
 }

@@ -147,7 +147,7 @@ func runPKeys(o *PKeysOptions) error {
 		now := o.Now()
 		first := prev[0] == nil
 		for i, r := range refs {
-			cur := query.ReadTable(host, r)
+			cur := query.ReadTable(host, r).Since(prev[i])
 			if u := cur.NotRead(r); first && u != nil {
 				// Not read at the start (a dangling entry, a table that fails): a
 				// change there is not seen until it can be read, so the watch ends

@@ -396,3 +396,44 @@ func TestWatchIPoIB(t *testing.T) {
 		t.Errorf("watch pkeys ib0.8001: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// TestWatchPKeysChangedWhileUnreadable: a table that cannot be read for a while
+// (port_error) and is changed meanwhile shows the change when it can be read again,
+// against the table as last read before; before, port_back said only "readable again"
+// and the change was never shown. The exit is still 4: a change made and undone while
+// the table could not be read was not seen.
+func TestWatchPKeysChangedWhileUnreadable(t *testing.T) {
+	dir := watchTree(t)
+	lines, stderr, code := runStreaming(t, "--sysfs", dir, "watch", "pkeys", "mlx5_0/1", "--count", "6", "--interval", "300ms")
+	if note, err := stderr.ReadString('\n'); err != nil || !strings.Contains(note, "watching the P_Key tables of mlx5_0/1") {
+		t.Fatalf("stderr: %q %v", note, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	pk := filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys")
+	// Polls at 0, 300, 600, 900, 1200, 1500 ms: the table goes between the second and
+	// third, and comes back changed between the fourth and fifth.
+	time.Sleep(450 * time.Millisecond)
+	if err := os.Rename(pk, pk+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, lines); !strings.Contains(ev, " mlx5_0/1 port_error: ") {
+		t.Errorf("event: %s", ev)
+	}
+	rewrite(t, filepath.Join(pk+".away", "1"), "0x8003")
+	time.Sleep(450 * time.Millisecond)
+	if err := os.Rename(pk+".away", pk); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, lines); !strings.Contains(ev, " mlx5_0/1 port_back: the table is readable again (8 entries); the changes that follow are since the last read before it could not be read") {
+		t.Errorf("event: %s", ev)
+	}
+	if ev := next(t, lines); !strings.Contains(ev, " mlx5_0/1 index=1 old=0x8001 new=0x8003 replaced: ") {
+		t.Errorf("event: %s", ev)
+	}
+	if c := <-code; c != 4 {
+		t.Errorf("exit %d, want 4", c)
+	}
+	if l, ok := <-lines; ok {
+		t.Errorf("unexpected event %q", l)
+	}
+}
