@@ -33,19 +33,21 @@ ibkey_load_config() {
 # gives them to the Prolog, Epilog and PrologSlurmctld (the TaskProlog neither);
 # Slurm 22.05 has no --extra (`sbatch --extra=pkey=0x0042` is taken there as an
 # abbreviation of --extra-node-info and refused).
-ibkey_job_pkey() {
-	local w
+ibkey_job_pkey() (
+	# A subshell: set -f (the words are not file patterns: "pkey=*" in a comment
+	# must not become the name of a file in the working directory) stays in it.
+	set -f
 	for w in ${SLURM_JOB_EXTRA:-} ${SLURM_JOB_COMMENT:-}; do
 		case $w in
 		pkey=*)
 			printf '%s\n' "${w#pkey=}"
-			return 0
+			exit 0
 			;;
 		esac
 	done
-	[ -n "$IBKEY_PKEY" ] || return 1
+	[ -n "$IBKEY_PKEY" ] || exit 1
 	printf '%s\n' "$IBKEY_PKEY"
-}
+)
 
 # ibkey_state is the per-job file prefix the Prolog writes and the TaskProlog reads.
 ibkey_state() {

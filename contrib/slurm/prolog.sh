@@ -32,7 +32,7 @@ if [ -n "$home" ]; then
 	export HOME=$home
 fi
 tmp=$(mktemp "$state.XXXXXX") || exit 1
-"$IBKEY" "${IBKEY_ARGS[@]}" job "${select[@]}" "${libs[@]}" --want "$key" \
+"$IBKEY" ${IBKEY_ARGS[@]+"${IBKEY_ARGS[@]}"} job ${select[@]+"${select[@]}"} ${libs[@]+"${libs[@]}"} --want "$key" \
 	--wait "$IBKEY_WAIT" --emit env >"$tmp" 2>"$tmp.err"
 rc=$?
 if [ "$rc" -eq 0 ]; then

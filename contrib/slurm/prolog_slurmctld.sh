@@ -18,7 +18,7 @@ ibkey_load_config
 
 key=$(ibkey_job_pkey) || exit 0 # the job asks for no partition
 mapfile -t libs < <(ibkey_lib_args)
-"$IBKEY" "${IBKEY_ARGS[@]}" job --node "$SLURM_JOB_NODELIST" "${libs[@]}" \
+"$IBKEY" ${IBKEY_ARGS[@]+"${IBKEY_ARGS[@]}"} job --node "$SLURM_JOB_NODELIST" ${libs[@]+"${libs[@]}"} \
 	--want "$key" --wait "$IBKEY_WAIT" >/dev/null
 rc=$?
 case $rc in

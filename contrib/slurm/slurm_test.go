@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -170,15 +171,60 @@ func TestJobPKey(t *testing.T) {
 		{prologEnv("node02", "no key here"), "IBKEY_PKEY=0x0007\n", "0x0007"},
 		{append(prologEnv("node02", "pkey=0x0042"), "SLURM_JOB_EXTRA=pkey=0x0043"), "", "0x0043"},
 		{ctldEnv("pkey=0x0042"), "", "0x0042"},
+		// A word is not a file pattern: with a file "pkey=0x0099" in the working
+		// directory, "pkey=*" was that file's name, a key the job never asked for.
+		// Now it is "*", which ibkey job --want refuses (exit 2).
+		{prologEnv("node02", "pkey=*"), "", "*"},
 	} {
-		conf := filepath.Join(t.TempDir(), "slurm.conf")
+		dir := t.TempDir()
+		conf := filepath.Join(dir, "slurm.conf")
 		os.WriteFile(conf, []byte(c.conf), 0o644)
-		cmd := exec.Command("/bin/bash", "-uc", ". ./ibkey-slurm.sh; ibkey_load_config; ibkey_job_pkey")
+		os.WriteFile(filepath.Join(dir, "pkey=0x0099"), nil, 0o644)
+		here, _ := os.Getwd()
+		cmd := exec.Command("/bin/bash", "-uc", ". "+filepath.Join(here, "ibkey-slurm.sh")+"; ibkey_load_config; ibkey_job_pkey && echo shell still globs: pkey=*")
+		cmd.Dir = dir
 		cmd.Env = append([]string{"IBKEY_SLURM_CONF=" + conf}, c.env...)
 		out, err := cmd.Output()
-		if got := strings.TrimSpace(string(out)); got != c.want || (err != nil) != (c.want == "") {
+		got, rest, _ := strings.Cut(string(out), "shell still globs: ")
+		if got = strings.TrimSpace(got); got != c.want || (err != nil) != (c.want == "") {
 			t.Errorf("%v %q: %q, %v; want %q", c.env[len(c.env)-1], c.conf, got, err, c.want)
 		}
+		// The set -f stays in the function's subshell: the scripts' own globs work.
+		if c.want != "" && strings.TrimSpace(rest) != "pkey=0x0099" {
+			t.Errorf("after ibkey_job_pkey the shell globs %q, want pkey=0x0099", rest)
+		}
+	}
+}
+
+// Bash before 4.4 (EL7's 4.2) takes "${a[@]}" of an empty array as an unbound
+// variable under set -u, and the script stops (exit 1: a Prolog that fails drains
+// the node). IBKEY_ARGS, the lib flags and the --node flags are empty by default,
+// so every array the scripts expand must use ${a[@]+"${a[@]}"}, which every bash
+// expands to nothing when a is empty. Bash 4.4 and later accept both, so the
+// scripts are checked for the form.
+func TestScriptsExpandEmptyArraysOnOldBash(t *testing.T) {
+	scripts, err := filepath.Glob("*.sh")
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	bare := regexp.MustCompile(`(.?)"\$\{(\w+)\[[@*]\]\}"`)
+	checked := 0
+	for _, s := range scripts {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, m := range bare.FindAllStringSubmatch(line, -1) {
+				checked++
+				if m[1] != "+" {
+					t.Errorf("%s:%d: \"${%s[@]}\" stops the script under set -u on bash before 4.4 when the array is empty: use ${%s[@]+\"${%s[@]}\"}", s, i+1, m[2], m[2], m[2])
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no array expansion found: the pattern no longer matches the scripts")
 	}
 }
 
