@@ -151,6 +151,7 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 	var head struct {
 		Format  string `json:"format"`
 		Version int    `json:"version"`
+		fileKeys
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
 		return bad("not a fabric file: %v", err)
@@ -160,6 +161,9 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 	}
 	if head.Version < FabricVersionOldest || head.Version > FabricVersion {
 		return bad("version %d, this ibkey reads versions %d to %d", head.Version, FabricVersionOldest, FabricVersion)
+	}
+	if err := head.require(); err != nil {
+		return nil, err
 	}
 	var ff fabricFile
 	if err := json.Unmarshal(raw, &ff); err != nil {
@@ -266,6 +270,76 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 		return bad("no nodes (a sweep holds at least the node it started from)")
 	}
 	return f, nil
+}
+
+// present records that a key was in the file, whatever its value (null included).
+type present bool
+
+func (p *present) UnmarshalJSON([]byte) error { *p = true; return nil }
+
+// fileKeys are the keys every fabric file ibkey writes has and whose absence would
+// read as a value: a port without "peer" as a port without a cable (its switch port
+// never judged), without "state" as no state, without "lid" or "sm_lid" as 0 (another
+// subnet), without "pkeys" as a table not read, a node without "partition_cap" as a
+// table of length 0. A file made by hand or by another tool must say each, null where
+// it was not read; read as 0 or none, it would make fabric check say "no problems"
+// about what the file never held. They are decoded with the format and version, in
+// the same pass.
+type fileKeys struct {
+	Nodes []struct {
+		GUID         check.GUID `json:"node_guid"`
+		Type         present    `json:"type"`
+		NumPorts     present    `json:"num_ports"`
+		PartitionCap present    `json:"partition_cap"`
+		Ports        *[]struct {
+			Num       present `json:"port"`
+			GUID      present `json:"port_guid"`
+			LID       present `json:"lid"`
+			SMLID     present `json:"sm_lid"`
+			State     present `json:"state"`
+			Peer      present `json:"peer"`
+			TableSize present `json:"table_size"`
+			PKeys     present `json:"pkeys"`
+		} `json:"ports"`
+	} `json:"nodes"`
+}
+
+// require refuses a file that lacks one of the keys (fileKeys), naming it.
+func (keys *fileKeys) require() error {
+	lacks := func(where string, missing []string) error {
+		return fmt.Errorf("%s lacks %s (every fabric file ibkey writes has it, null where it was not read: without it the file would read as a 0 or a none it never said)",
+			where, strings.Join(missing, ", "))
+	}
+	for i, n := range keys.Nodes {
+		where := fmt.Sprintf("nodes[%d] (node %s)", i, n.GUID)
+		var missing []string
+		for _, k := range []struct {
+			name string
+			ok   present
+		}{{`"type"`, n.Type}, {`"num_ports"`, n.NumPorts}, {`"partition_cap"`, n.PartitionCap}, {`"ports"`, present(n.Ports != nil)}} {
+			if !k.ok {
+				missing = append(missing, k.name)
+			}
+		}
+		if len(missing) > 0 {
+			return lacks(where, missing)
+		}
+		for j, p := range *n.Ports {
+			for _, k := range []struct {
+				name string
+				ok   present
+			}{{`"port"`, p.Num}, {`"port_guid"`, p.GUID}, {`"lid"`, p.LID}, {`"sm_lid"`, p.SMLID}, {`"state"`, p.State},
+				{`"peer"`, p.Peer}, {`"table_size"`, p.TableSize}, {`"pkeys"`, p.PKeys}} {
+				if !k.ok {
+					missing = append(missing, k.name)
+				}
+			}
+			if len(missing) > 0 {
+				return lacks(fmt.Sprintf("%s ports[%d]", where, j), missing)
+			}
+		}
+	}
+	return nil
 }
 
 // MaxNodeDescription is the size of a NodeDescription (IBA 14.2.5.2: 64 bytes).

@@ -496,6 +496,58 @@ func TestDecodeFabricErrors(t *testing.T) {
 	}
 }
 
+// TestDecodeFabricRequiresKeys: a file that lacks a key every file ibkey writes has,
+// and whose absence would read as a value, is refused with the key named, for each
+// such key on every node and port of a real file; null is kept as "not read" or
+// "none". Before, a port without "peer" read as a port without a cable, and fabric
+// check judged no switch port of a file that had none.
+func TestDecodeFabricRequiresKeys(t *testing.T) {
+	var buf bytes.Buffer
+	if err := EncodeFabric(&buf, testFabric()); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	decode := func() error {
+		b, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = DecodeFabric(bytes.NewReader(b))
+		return err
+	}
+	tried := 0
+	for _, n := range doc["nodes"].([]any) {
+		node := n.(map[string]any)
+		for _, k := range []string{"type", "num_ports", "partition_cap", "ports"} {
+			v := node[k]
+			delete(node, k)
+			if err := decode(); err == nil || !strings.Contains(err.Error(), `lacks "`+k+`"`) {
+				t.Errorf("node %v without %q: %v", node["node_guid"], k, err)
+			}
+			node[k] = v
+			tried++
+		}
+		for _, p := range node["ports"].([]any) {
+			port := p.(map[string]any)
+			for _, k := range []string{"port", "port_guid", "lid", "sm_lid", "state", "peer", "table_size", "pkeys"} {
+				v := port[k]
+				delete(port, k)
+				if err := decode(); err == nil || !strings.Contains(err.Error(), `lacks "`+k+`"`) {
+					t.Errorf("node %v port %v without %q: %v", node["node_guid"], port["port"], k, err)
+				}
+				port[k] = v
+				tried++
+			}
+		}
+	}
+	if err := decode(); err != nil || tried < 40 {
+		t.Fatalf("the file as written: %v (%d keys tried)", err, tried)
+	}
+}
+
 // FuzzDecodeFabric: the --fabric-file decoder reads user input. The seed corpus is in
 // testdata/fuzz/FuzzDecodeFabric and kept small: the fuzzer minimizes every new input,
 // which takes minutes on a multi-kilobyte document.

@@ -63,9 +63,9 @@ func TestHostileSysfsText(t *testing.T) {
 func TestFabricFileNamesRoundTrip(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f.json")
 	doc := `{"format":"ibkey-fabric","version":2,"source":"x","swept_at":"2026-11-27T00:00:00Z","nodes":[` +
-		`{"node_guid":"0x0000000000000001","type":"ca","node_desc":"lit\\\\n","ports":[]},` +
-		`{"node_guid":"0x0000000000000002","type":"ca","node_desc":"real\\n","ports":[]},` +
-		`{"node_guid":"0x0000000000000003","type":"ca","node_desc":"raw\u001b[2J","ports":[]}],"links":[]}`
+		`{"node_guid":"0x0000000000000001","type":"ca","num_ports":1,"partition_cap":64,"node_desc":"lit\\\\n","ports":[]},` +
+		`{"node_guid":"0x0000000000000002","type":"ca","num_ports":1,"partition_cap":64,"node_desc":"real\\n","ports":[]},` +
+		`{"node_guid":"0x0000000000000003","type":"ca","num_ports":1,"partition_cap":64,"node_desc":"raw\u001b[2J","ports":[]}],"links":[]}`
 	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
