@@ -105,15 +105,31 @@ type SysfsCounters struct {
 	counters map[PortRef]ibverbs.Opt[[]string]
 	// otherLL: the ports whose link layer was read and is not InfiniBand (noPMA).
 	otherLL map[PortRef]bool
+	// driver: each device's driver, where device/driver names one (notCounted).
+	driver map[string]string
+}
+
+// notCounted are the counters a driver's PMA answers with a constant 0: its
+// counters/ file exists and reads 0, which is no count. hfi1 (Omni-Path) answers
+// PortCounters from its OPA counters and sets SymbolErrorCounter, VL15Dropped and
+// PortRcvSwitchRelayErrors to 0 ("N/A for OPA": drivers/infiniband/hw/hfi1/mad.c,
+// pma_get_ib_portcounters and pma_get_opa_port_ectrs; the commit that gave hfi1 its
+// counters/, b8d114ebb6fb in Linux 4.6, says symbol_error and VL15_dropped "will
+// always" read 0).
+var notCounted = map[string]map[string]bool{
+	"hfi1": {"symbol_error": true, "VL15_dropped": true, "port_rcv_switch_relay_errors": true},
 }
 
 // NewSysfsCounters returns a sysfs source that knows, from views, which counters each
 // port has.
 func NewSysfsCounters(sys *ibverbs.Sysfs, views []*PortView) *SysfsCounters {
-	s := &SysfsCounters{Sys: sys, counters: map[PortRef]ibverbs.Opt[[]string]{}, otherLL: map[PortRef]bool{}}
+	s := &SysfsCounters{Sys: sys, counters: map[PortRef]ibverbs.Opt[[]string]{}, otherLL: map[PortRef]bool{}, driver: map[string]string{}}
 	for _, v := range views {
 		s.counters[v.Ref()] = v.Port.Counters
 		s.otherLL[v.Ref()] = v.LinkLayer() != "" && v.LinkLayer() != "InfiniBand"
+		if _, ok := s.driver[v.Port.Device]; !ok {
+			s.driver[v.Port.Device] = sys.Origin(v.Port.Device).Driver.Value
+		}
 	}
 	return s
 }
@@ -149,6 +165,10 @@ func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
 	for i, n := range names {
 		if known && !slices.Contains(have.Value, n) {
 			out[i] = Reading{Unavailable: "not provided by this device (no counters/" + n + ")", Absent: true}
+			continue
+		}
+		if d := s.driver[port.Device]; notCounted[d][n] {
+			out[i] = Reading{Unavailable: "not counted by " + d + " (Omni-Path): its counters/" + n + " always reads 0", Absent: true}
 			continue
 		}
 		c := s.Sys.ReadCounter(port.Device, port.Port, n)

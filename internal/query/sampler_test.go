@@ -469,3 +469,50 @@ func TestSysfsNoPMAByLinkLayer(t *testing.T) {
 		}
 	}
 }
+
+// TestHFI1CountersNotCounted: hfi1 (Omni-Path) answers PortCounters with a constant 0
+// for SymbolErrorCounter, VL15Dropped and PortRcvSwitchRelayErrors (mad.c, "N/A for
+// OPA"): its counters/ files read 0, which is no count. They are absent (not counted
+// by the driver), not readings of 0; the other counters, and the same counters of
+// another driver, are read.
+func TestHFI1CountersNotCounted(t *testing.T) {
+	port := fakesysfs.Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LinkLayer: "InfiniBand",
+		PKeys: fakesysfs.Table(4, "0xffff"), Counters: fakesysfs.IBCounters(map[string]string{"port_rcv_errors": "5"})}
+	h := fakesysfs.Host{Devices: []fakesysfs.Device{
+		{Name: "hfi1_0", PCI: "0000:03:00.0", NodeType: "1: CA", Driver: "hfi1", Ports: []fakesysfs.Port{port}},
+		{Name: "mlx5_0", PCI: "0000:04:00.0", NodeType: "1: CA", Driver: "mlx5_core", Ports: []fakesysfs.Port{port}},
+	}}
+	dir := t.TempDir()
+	if err := fakesysfs.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSampler(&Host{Sys: ibverbs.Open(dir)}, nil, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := s.Take(true)
+	notCountedBy := map[string]bool{"symbol_error": true, "VL15_dropped": true, "port_rcv_switch_relay_errors": true}
+	seen := 0
+	for _, p := range sample.Ports {
+		for i, c := range sample.Counters {
+			if c.Source.Name() != "sysfs" {
+				continue
+			}
+			r := p.Readings[i]
+			seen++
+			switch {
+			case p.Ref.Device == "hfi1_0" && notCountedBy[c.Name]:
+				if !r.Absent || !strings.Contains(r.Unavailable, "not counted by hfi1") {
+					t.Errorf("%s %s: %+v, want absent (not counted by hfi1)", p.Ref, c.Name, r)
+				}
+			case r.Unavailable != "" || r.Err != "":
+				t.Errorf("%s %s: %+v, want a reading", p.Ref, c.Name, r)
+			case c.Name == "port_rcv_errors" && r.Value != 5:
+				t.Errorf("%s %s: %d, want 5", p.Ref, c.Name, r.Value)
+			}
+		}
+	}
+	if seen != 2*len(ErrorCounters) {
+		t.Errorf("%d sysfs readings, want %d", seen, 2*len(ErrorCounters))
+	}
+}
