@@ -675,3 +675,29 @@ func TestHostValidEntriesOnlyWhenReadWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestHostFallbackSourceLabel: with a preferred source and a fallback (verbs first,
+// then --portinfo's SMPs: query.Preferred), a counter the fallback read carries the
+// fallback's name in its source label (query.Reading.Source), as watch counters shows
+// it, never the preferred source's, which did not read it.
+func TestHostFallbackSourceLabel(t *testing.T) {
+	dir := writeHost(t, fakesysfs.MLX5())
+	for _, tc := range []struct{ first, then string }{{"verbs", query.SourcePortInfo}, {"first", "then"}} {
+		src := query.Preferred{
+			First: &fakeSource{name: tc.first, values: map[string]uint64{query.PKeyViolations: 3}},
+			Then:  &fakeSource{name: tc.then, values: map[string]uint64{query.QKeyViolations: 5}},
+		}
+		text := gatherText(t, newHostCollector(dir, &fakeClock{time.Unix(1000, 0)}, src))
+		for _, want := range []string{
+			`ibkey_port_pkey_violations{device="mlx5_0",port="1",source="` + tc.first + `"} 3`,
+			`ibkey_port_qkey_violations{device="mlx5_0",port="1",source="` + tc.then + `"} 5`,
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("missing %s in\n%s", want, text)
+			}
+		}
+		if never := `ibkey_port_qkey_violations{device="mlx5_0",port="1",source="` + tc.first + `"}`; strings.Contains(text, never) {
+			t.Errorf("unexpected %s: the fallback read it", never)
+		}
+	}
+}
