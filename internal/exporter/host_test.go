@@ -676,11 +676,11 @@ func TestHostValidEntriesOnlyWhenReadWhole(t *testing.T) {
 	}
 }
 
-// TestHostFallbackSourceLabel: with a preferred source and a fallback (verbs first,
+// TestHostFallbackSourceNamed: with a preferred source and a fallback (verbs first,
 // then --portinfo's SMPs: query.Preferred), a counter the fallback read carries the
 // fallback's name in its source label (query.Reading.Source), as watch counters shows
 // it, never the preferred source's, which did not read it.
-func TestHostFallbackSourceLabel(t *testing.T) {
+func TestHostFallbackSourceNamed(t *testing.T) {
 	dir := writeHost(t, fakesysfs.MLX5())
 	for _, tc := range []struct{ first, then string }{{"verbs", query.SourcePortInfo}, {"first", "then"}} {
 		src := query.Preferred{
