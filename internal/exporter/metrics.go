@@ -197,7 +197,7 @@ func Catalog() []*Metric {
 		mFPortInfo, mFPortState, mFEntry, mFTableSize, mFTableValid, mFTableUnread,
 		mFRcvConstraint, mFXmitConstraint, mFPKeyViolations, mFQKeyViolations, mFSaturated, mFUnreadable, mFUnavailable,
 		mFindings, mFPortFinding,
-		mSMEvents, mSMLogLines,
+		mSMEvents, mSMLogLines, mSMLogNotRead,
 	}
 }
 
