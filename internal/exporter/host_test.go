@@ -320,6 +320,9 @@ func TestHostTablesCachedCountersLive(t *testing.T) {
 	for _, want := range []string{
 		`ibkey_port_rcv_constraint_errors{device="mlx5_0",port="1",source="sysfs"} 42`,
 		`ibkey_port_state_id{device="mlx5_1",port="2"} 4`,
+		// The table shown was read while the port was DOWN: not trusted, whatever
+		// its state now (ibkey_port_state_id).
+		`ibkey_pkey_table_trusted{device="mlx5_1",port="2"} 0`,
 		`membership="full",pkey="0x8001",port="1"} 1`, // the table is 30 s old: not read again
 		`ibkey_host_tables_age_seconds 30`,
 	} {
@@ -333,6 +336,7 @@ func TestHostTablesCachedCountersLive(t *testing.T) {
 		`ibkey_pkey_entry_info{device="mlx5_0",index="1",key="0x0001",membership="limited",pkey="0x0001",port="1"} 1`,
 		`ibkey_ipoib_interface_info{device="mlx5_0",index="1",interface="ib0.8001",membership="limited",parent="ib0",pkey="0x8001",port="1"} 1`,
 		`ibkey_host_tables_age_seconds 0`,
+		`ibkey_pkey_table_trusted{device="mlx5_1",port="2"} 1`, // read again, ACTIVE
 	} {
 		if !strings.Contains(third, want) {
 			t.Errorf("after 90s: missing %s", want)
