@@ -484,14 +484,23 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 	if len(views) == 0 {
 		return nil, cmp.Or(err, errors.New("no port read"))
 	}
-	// Addresses that did not answer (a *query.PartialError) are nodes not read, as in a
-	// sweep: served with gaps, in ibkey_fabric_not_read{what="node"} and the log.
+	// Addresses that did not answer (a *query.PartialError) are nodes not read, and
+	// tables not read (a CA's other port without a LID of its own) tables not read, as
+	// fabric pkeys --lid counts them (cmdutil.HostNotRead) and as in a sweep: served
+	// with gaps, in ibkey_fabric_not_read and the log. A DOWN port's is part of no
+	// answer (query.PortView.DownTableNotRead), as a sweep's DOWN ports are not.
 	var notRead []fabric.NotChecked
 	if partial, ok := errors.AsType[*query.PartialError](err); ok {
 		for _, u := range partial.Unread {
 			notRead = append(notRead, fabric.NotChecked{Kind: fabric.UnreadNode, What: fabric.NotReadNode, Reason: u.What + ": " + u.Err.Error()})
 		}
 		err = nil
+	}
+	for _, v := range views {
+		if why := v.TableNotRead(); why != "" && !v.DownTableNotRead() {
+			notRead = append(notRead, fabric.NotChecked{Kind: fabric.UnreadTable, What: fabric.NotReadTable,
+				Reason: fmt.Sprintf("%q[%d] (%s): %s", v.Device.NodeDesc.Value, v.Port.Num, v.Fabric.NodeGUID, why)})
+		}
 	}
 	infos := tap.portInfos()
 	recs := make([]*portRecord, len(views))
@@ -523,7 +532,7 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 	}
 	out := newSeriesSet()
 	portSeries(out, recs)
-	out.add(mNotRead, float64(len(notRead)), fabric.NotReadNode)
+	notReadSeries(out, []string{fabric.NotReadNode, fabric.NotReadTable}, notRead)
 	return &fabricSnapshot{series: out, notRead: notRead}, err
 }
 
@@ -631,6 +640,21 @@ func portSeries(out *seriesSet, recs []*portRecord) {
 var notReadKinds = []string{fabric.NotReadSweep, fabric.NotReadLink, fabric.NotReadUnprobed,
 	fabric.NotReadNode, fabric.NotReadPortInfo, fabric.NotReadTable}
 
+// notReadSeries adds ibkey_fabric_not_read: how many of items there are of each what,
+// kinds each at 0 when there is none.
+func notReadSeries(out *seriesSet, kinds []string, items []fabric.NotChecked) {
+	n := map[string]int{}
+	for _, what := range kinds {
+		n[what] = 0
+	}
+	for _, nc := range items {
+		n[nc.What]++
+	}
+	for what, k := range n {
+		out.add(mNotRead, float64(k), what)
+	}
+}
+
 // findingSeries adds the node counts, what the sweep did not read and the audit's
 // findings (fabric and port) to out.
 func findingSeries(out *seriesSet, f *fabric.Fabric, recs []*portRecord, res fabric.AuditResult, rules []partconf.AuditRule) {
@@ -645,16 +669,7 @@ func findingSeries(out *seriesSet, f *fabric.Fabric, recs []*portRecord, res fab
 	// What the sweep did not read, by the rule every command uses (fabric.NotRead,
 	// the audit's NotChecked): a sweep that finished may still have links, reads and
 	// tables it could not read, and nothing they hold was checked.
-	notRead := map[string]int{}
-	for _, what := range notReadKinds {
-		notRead[what] = 0
-	}
-	for _, nc := range res.NotChecked {
-		notRead[nc.What]++
-	}
-	for what, n := range notRead {
-		out.add(mNotRead, float64(n), what)
-	}
+	notReadSeries(out, notReadKinds, res.NotChecked)
 	type ruleSev struct{ rule, sev string }
 	counts := map[ruleSev]int{}
 	for _, r := range rules { // each at 0 when nothing was found

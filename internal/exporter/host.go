@@ -138,7 +138,9 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 		c.counters[0].Source.Read(ref, names[:2], readings[:2])
 		c.counters[2].Source.Read(ref, names[2:], readings[2:])
 		for i, cn := range c.counters {
-			src := cn.Source.Name()
+			// The source that answered: a fallback's (query.Preferred) when the
+			// preferred source could not read it.
+			src := cmp.Or(readings[i].Source, cn.Source.Name())
 			why, sat := counterState(cn, readings[i])
 			switch {
 			case readings[i].Absent: // the port has no such counter: nothing failed

@@ -320,6 +320,9 @@ func TestHostTablesCachedCountersLive(t *testing.T) {
 	for _, want := range []string{
 		`ibkey_port_rcv_constraint_errors{device="mlx5_0",port="1",source="sysfs"} 42`,
 		`ibkey_port_state_id{device="mlx5_1",port="2"} 4`,
+		// The table shown was read while the port was DOWN: not trusted, whatever
+		// its state now (ibkey_port_state_id).
+		`ibkey_pkey_table_trusted{device="mlx5_1",port="2"} 0`,
 		`membership="full",pkey="0x8001",port="1"} 1`, // the table is 30 s old: not read again
 		`ibkey_host_tables_age_seconds 30`,
 	} {
@@ -333,6 +336,7 @@ func TestHostTablesCachedCountersLive(t *testing.T) {
 		`ibkey_pkey_entry_info{device="mlx5_0",index="1",key="0x0001",membership="limited",pkey="0x0001",port="1"} 1`,
 		`ibkey_ipoib_interface_info{device="mlx5_0",index="1",interface="ib0.8001",membership="limited",parent="ib0",pkey="0x8001",port="1"} 1`,
 		`ibkey_host_tables_age_seconds 0`,
+		`ibkey_pkey_table_trusted{device="mlx5_1",port="2"} 1`, // read again, ACTIVE
 	} {
 		if !strings.Contains(third, want) {
 			t.Errorf("after 90s: missing %s", want)
@@ -672,6 +676,32 @@ func TestHostValidEntriesOnlyWhenReadWhole(t *testing.T) {
 			t.Errorf("table %d (%v, entries %v not read): valid_entries %v served, a count of what was not read", i, values, unread, valid[0].value)
 		case len(unread) == 0 && (len(valid) != 1 || valid[0].value != float64(entries)):
 			t.Errorf("table %d (%v) read whole: valid_entries %v, want one series of %d (its entry_info series)", i, values, valid, entries)
+		}
+	}
+}
+
+// TestHostFallbackSourceNamed: with a preferred source and a fallback (verbs first,
+// then --portinfo's SMPs: query.Preferred), a counter the fallback read carries the
+// fallback's name in its source label (query.Reading.Source), as watch counters shows
+// it, never the preferred source's, which did not read it.
+func TestHostFallbackSourceNamed(t *testing.T) {
+	dir := writeHost(t, fakesysfs.MLX5())
+	for _, tc := range []struct{ first, then string }{{"verbs", query.SourcePortInfo}, {"first", "then"}} {
+		src := query.Preferred{
+			First: &fakeSource{name: tc.first, values: map[string]uint64{query.PKeyViolations: 3}},
+			Then:  &fakeSource{name: tc.then, values: map[string]uint64{query.QKeyViolations: 5}},
+		}
+		text := gatherText(t, newHostCollector(dir, &fakeClock{time.Unix(1000, 0)}, src))
+		for _, want := range []string{
+			`ibkey_port_pkey_violations{device="mlx5_0",port="1",source="` + tc.first + `"} 3`,
+			`ibkey_port_qkey_violations{device="mlx5_0",port="1",source="` + tc.then + `"} 5`,
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("missing %s in\n%s", want, text)
+			}
+		}
+		if never := `ibkey_port_qkey_violations{device="mlx5_0",port="1",source="` + tc.first + `"}`; strings.Contains(text, never) {
+			t.Errorf("unexpected %s: the fallback read it", never)
 		}
 	}
 }

@@ -93,7 +93,7 @@ var (
 	mTableUnreadable = newMetric(ModeHost, "ibkey_pkey_table_unreadable_entries",
 		"Entries that could not be read (0: the table was read whole). What they hold is not known, so ibkey_pkey_table_valid_entries is then absent.", "device", "port")
 	mTableTrusted = newMetric(ModeHost, "ibkey_pkey_table_trusted",
-		"1 when the port is ARMED or ACTIVE, the only states where the table's contents are defined.", "device", "port")
+		"1 when the port was ARMED or ACTIVE when the table shown was read (with it, every --table-interval), the only states where the table's contents are defined; ibkey_port_state_id is the port's state now.", "device", "port")
 	mTableAbsent = newMetric(ModeHost, "ibkey_pkey_table_unavailable",
 		"The port has no P_Key table (value 1), with the reason: an iWARP device, for which the kernel writes no ports/N/pkeys/ (P_Keys do not apply). A table that exists and was not read is ibkey_pkey_table_unreadable, never this.", "device", "port", "reason")
 	mTableNotRead = newMetric(ModeHost, "ibkey_pkey_table_unreadable",
@@ -197,7 +197,7 @@ func Catalog() []*Metric {
 		mFPortInfo, mFPortState, mFEntry, mFTableSize, mFTableValid, mFTableUnread,
 		mFRcvConstraint, mFXmitConstraint, mFPKeyViolations, mFQKeyViolations, mFSaturated, mFUnreadable, mFUnavailable,
 		mFindings, mFPortFinding,
-		mSMEvents, mSMLogLines,
+		mSMEvents, mSMLogLines, mSMLogNotRead,
 	}
 }
 

@@ -107,6 +107,9 @@ func Handler(g prometheus.Gatherer, logger *slog.Logger) (http.Handler, error) {
 		Name:        "ibkey exporter",
 		Description: "InfiniBand partitions: P_Key tables, IPoIB membership, partition drops",
 		Links:       []web.LandingLinks{{Address: "/metrics", Text: "Metrics"}},
+		// exporter-toolkit's page links /debug/pprof unless told not to; the
+		// exporter does not serve it.
+		Profiling: "false",
 	})
 	if err != nil {
 		return nil, err

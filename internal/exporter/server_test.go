@@ -13,8 +13,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -55,6 +57,44 @@ func TestHandlerMethods(t *testing.T) {
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/nothing", nil))
 	if w.Code != http.StatusNotFound {
 		t.Errorf("GET /nothing: %d", w.Code)
+	}
+}
+
+// TestLandingPageLinksAnswer: every link of the landing page to this server is
+// served (exporter-toolkit's page links pprof by default, which the exporter does not
+// serve: a 404 from the exporter's own page).
+func TestLandingPageLinksAnswer(t *testing.T) {
+	reg, err := NewRegistry(savedFabricCollector(t, "small.json", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Handler(reg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	if w.Code != http.StatusOK {
+		t.Fatalf("GET /: %d", w.Code)
+	}
+	links := 0
+	for _, m := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(w.Body.String(), -1) {
+		u, err := url.Parse(m[1])
+		if err != nil {
+			t.Fatalf("link %q: %v", m[1], err)
+		}
+		if u.IsAbs() {
+			continue // another site
+		}
+		links++
+		r := httptest.NewRecorder()
+		h.ServeHTTP(r, httptest.NewRequest("GET", (&url.URL{Path: "/"}).ResolveReference(u).String(), nil))
+		if r.Code != http.StatusOK {
+			t.Errorf("the landing page links %s, which answers %d", m[1], r.Code)
+		}
+	}
+	if links == 0 {
+		t.Errorf("no link to this server on the landing page:\n%s", w.Body)
 	}
 }
 

@@ -42,3 +42,23 @@ func TestSMLogCollector(t *testing.T) {
 		t.Errorf("series without events:\n%s", out)
 	}
 }
+
+// TestSMLogNotRead: while the log is not read, ibkey_sm_log_unreadable says why (its
+// counts stand still: without it they would read as a quiet log's); absent while it
+// is read.
+func TestSMLogNotRead(t *testing.T) {
+	counts := smlog.NewCounts()
+	c := NewSMLogCollector(counts)
+	const why = "/var/log/opensm.log is not there yet: waiting for it"
+	for _, notRead := range []string{why, "", "reading it failed: permission denied"} {
+		counts.SetNotRead(notRead)
+		got := collect(t, c)
+		if notRead == "" {
+			if s := find(got, "ibkey_sm_log_unreadable"); len(s) != 0 {
+				t.Errorf("read, yet %v", s)
+			}
+			continue
+		}
+		expect(t, got, 1, "ibkey_sm_log_unreadable", "reason", notRead)
+	}
+}

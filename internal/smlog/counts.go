@@ -24,6 +24,9 @@ type Counts struct {
 	// lines and records are how many lines were read and how many of them are in
 	// OpenSM's format (Assembler.Lines, Records): none of many is not OpenSM's log.
 	lines, records int64
+	// notRead says why the log is not being read now ("" while it is): not there
+	// yet, gone after a rotation, or a read that failed (SetNotRead).
+	notRead string
 }
 
 // CountKey is a counted series: the event's kind, and the partition it is about
@@ -95,6 +98,20 @@ func (c *Counts) Lines() (lines, records int64) {
 	return c.lines, c.records
 }
 
+// SetNotRead records why the log is not being read now ("" when it is again).
+func (c *Counts) SetNotRead(why string) {
+	c.mu.Lock()
+	c.notRead = why
+	c.mu.Unlock()
+}
+
+// NotRead returns what SetNotRead recorded last.
+func (c *Counts) NotRead() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.notRead
+}
+
 // Each calls fn for every series, sorted by kind then key.
 func (c *Counts) Each(fn func(k CountKey, n uint64)) {
 	c.mu.Lock()
@@ -111,7 +128,8 @@ func (c *Counts) Each(fn func(k CountKey, n uint64)) {
 // FollowCounts follows the log at path from its start as Follow does (waiting for
 // it when it is not there yet, surviving rotation and truncation) and counts its
 // events into c, until ctx ends. The events of a log rotated away stay counted: the
-// counts only grow, as a Prometheus counter's must.
+// counts only grow, as a Prometheus counter's must. While the log is not there (not
+// yet, or gone after a rotation) c.NotRead says so.
 func FollowCounts(ctx context.Context, path string, c *Counts, o FollowOptions) error {
 	o.Wait = true
 	a := c.NewAssembler(time.Now(), time.Local)
@@ -119,5 +137,6 @@ func FollowCounts(ctx context.Context, path string, c *Counts, o FollowOptions) 
 	// after a read error): the counts only grow.
 	lines, records := c.Lines()
 	o.Read = func() { c.SetLines(lines+a.Lines(), records+a.Records()) }
+	o.NotRead = c.SetNotRead
 	return Follow(ctx, path, a, o)
 }

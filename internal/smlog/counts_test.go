@@ -102,6 +102,54 @@ func TestFollowCounts(t *testing.T) {
 	}
 }
 
+// TestFollowCountsNotRead: while the followed log is not there (not yet, or gone
+// after a rotation and not back) Counts.NotRead says so, with the path; once it is
+// read again, NotRead is "". Its events are counted either side.
+func TestFollowCountsNotRead(t *testing.T) {
+	lab, err := os.ReadFile(filepath.Join("testdata", "lab.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "opensm.log")
+	c := NewCounts()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- FollowCounts(ctx, path, c, FollowOptions{Poll: 20 * time.Millisecond, Quiet: 20 * time.Millisecond, Notice: func(string) {}})
+	}()
+	waitFor := func(what string, ok func(notRead string) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(c.NotRead()); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: NotRead %q", what, c.NotRead())
+			}
+		}
+	}
+	says := func(words string) func(string) bool {
+		return func(s string) bool { return strings.Contains(s, path) && strings.Contains(s, words) }
+	}
+	read := func(want map[CountKey]uint64) func(string) bool {
+		return func(s string) bool { return s == "" && fmt.Sprint(snapshot(c)) == fmt.Sprint(want) }
+	}
+	waitFor("before the log is there", says("not there yet"))
+	if err := os.WriteFile(path, lab, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("once it is written", read(countsOf(t, lab)))
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("rotated away", says("is gone"))
+	if err := os.WriteFile(path, lab, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("back", read(countsOf(t, lab, lab)))
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestCountsCapKeys: past MaxCountKeys partitions of one kind, events are counted
 // under "other".
 func TestCountsCapKeys(t *testing.T) {

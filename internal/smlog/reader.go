@@ -170,6 +170,16 @@ type FollowOptions struct {
 	// Read, when set, is called after each read that handed lines over, between
 	// the assembler's lines (its Lines and Records may be read then).
 	Read func()
+	// NotRead, when set, is told why the log is not being read while Follow waits
+	// for it (not there yet, or gone after a rotation), and "" once it reads it
+	// again.
+	NotRead func(why string)
+}
+
+func (o FollowOptions) notRead(why string) {
+	if o.NotRead != nil {
+		o.NotRead(why)
+	}
 }
 
 // Follow reads the log at path as `tail -F` does, until ctx ends: to its end, then
@@ -196,6 +206,9 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 		return m, err
 	}
 	f, err := os.Open(path)
+	if o.Wait && errors.Is(err, fs.ErrNotExist) {
+		o.notRead(path + " is not there yet: waiting for it")
+	}
 	for o.Wait && errors.Is(err, fs.ErrNotExist) {
 		select {
 		case <-ctx.Done():
@@ -207,6 +220,7 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 	if err != nil {
 		return err
 	}
+	o.notRead("")
 	defer func() { f.Close() }() // the file open at the end (rotation replaces f)
 	if o.FromEnd {
 		if _, err := f.Seek(0, io.SeekEnd); err != nil {
@@ -264,8 +278,13 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if err != nil && !missing {
-			o.Notice(fmt.Sprintf("%s is gone (rotated?): waiting for it to come back", path))
+		switch {
+		case err != nil && !missing:
+			gone := path + " is gone (rotated?): waiting for it to come back"
+			o.Notice(gone)
+			o.notRead(gone)
+		case err == nil && missing:
+			o.notRead("")
 		}
 		missing = err != nil
 		switch {

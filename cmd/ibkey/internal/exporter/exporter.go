@@ -173,6 +173,16 @@ func (o *Options) validate() error {
 	if o.AllowBoth && o.Partitions == "" && o.OpenSMConf == "" {
 		return bad("--allow-both applies to --partitions FILE")
 	}
+	if !o.fabricMode() {
+		// Host mode reads its counters from sysfs and verbs, and sweeps nothing: a
+		// fabric flag there would be silently ignored.
+		switch {
+		case o.NoCounters:
+			return bad("--no-counters is for fabric mode (--sweep, --lid): host mode reads its counters from sysfs")
+		case o.SweepTimeout > 0:
+			return bad("--sweep-timeout is for fabric mode (--sweep, --lid)")
+		}
+	}
 	if o.PortInfo && o.fabricMode() {
 		return bad("--portinfo is for host mode; fabric mode reads PortInfo anyway")
 	}

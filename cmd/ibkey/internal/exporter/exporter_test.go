@@ -58,12 +58,14 @@ func TestValidate(t *testing.T) {
 		change func(o *Options)
 		want   string
 	}{
-		"no connections":     {func(o *Options) { o.MaxConnections = 0 }, "invalid --web.max-connections 0 (accepted: 1 or more)"},
-		"negative timeout":   {func(o *Options) { o.SweepTimeout = -time.Second }, "invalid --sweep-timeout"},
-		"no listen":          {func(o *Options) { o.Listen = nil }, "--listen needs at least one address"},
-		"bad port":           {func(o *Options) { o.Listen = []string{"x:70000"} }, `port "70000" is not 0-65535`},
-		"opensm-conf, --lid": {func(o *Options) { o.LID, o.OpenSMConf = "3", "opensm.conf" }, "--opensm-conf says how to audit a whole sweep: it needs --sweep"},
-		"allow-both alone":   {func(o *Options) { o.Sweep, o.AllowBoth = true, true }, "--allow-both applies to --partitions FILE"},
+		"no connections":      {func(o *Options) { o.MaxConnections = 0 }, "invalid --web.max-connections 0 (accepted: 1 or more)"},
+		"negative timeout":    {func(o *Options) { o.SweepTimeout = -time.Second }, "invalid --sweep-timeout"},
+		"no listen":           {func(o *Options) { o.Listen = nil }, "--listen needs at least one address"},
+		"bad port":            {func(o *Options) { o.Listen = []string{"x:70000"} }, `port "70000" is not 0-65535`},
+		"opensm-conf, --lid":  {func(o *Options) { o.LID, o.OpenSMConf = "3", "opensm.conf" }, "--opensm-conf says how to audit a whole sweep: it needs --sweep"},
+		"allow-both alone":    {func(o *Options) { o.Sweep, o.AllowBoth = true, true }, "--allow-both applies to --partitions FILE"},
+		"no-counters, host":   {func(o *Options) { o.NoCounters = true }, "--no-counters is for fabric mode"},
+		"sweep-timeout, host": {func(o *Options) { o.SweepTimeout = time.Second }, "--sweep-timeout is for fabric mode"},
 	} {
 		o := ok()
 		tc.change(o)
@@ -75,6 +77,14 @@ func TestValidate(t *testing.T) {
 	}
 	if err := ok().validate(); err != nil {
 		t.Errorf("valid options: %v", err)
+	}
+	for _, fabric := range []func(o *Options){func(o *Options) { o.Sweep = true }, func(o *Options) { o.LID = "3" }} {
+		o := ok()
+		fabric(o)
+		o.NoCounters, o.SweepTimeout = true, time.Second
+		if err := o.validate(); err != nil {
+			t.Errorf("fabric mode --no-counters --sweep-timeout 1s: %v", err)
+		}
 	}
 	o := ok()
 	o.Sweep, o.OpenSMConf, o.AllowBoth = true, "opensm.conf", true // the file's allow_both_pkeys wins

@@ -60,6 +60,7 @@ func (o *Options) smLogCollector(ctx context.Context, logger *slog.Logger) (prom
 			}
 			// Reading again from the start would count its events twice: from the end.
 			logger.Warn("reading OpenSM's log failed; following it again from its end in 10s", "sm_log", o.SMLog, "err", err)
+			counts.SetNotRead(fmt.Sprintf("reading it failed: %v; following it again from its end in 10s", err))
 			fromEnd = true
 			select {
 			case <-ctx.Done():

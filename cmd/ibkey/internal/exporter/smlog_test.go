@@ -61,9 +61,23 @@ func TestSMLogFollowed(t *testing.T) {
 		f.Write(lab)
 		f.Close()
 	}
-	time.Sleep(100 * time.Millisecond) // started before the log exists
+	// Started before the log exists: not read, and said so (the counts alone would
+	// read as a quiet log's).
+	notThere := `ibkey_sm_log_unreadable{reason="` + path + ` is not there yet: waiting for it"} 1` + "\n"
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(dir, exporter.TextfileName))
+		if strings.Contains(string(b), notThere) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s in\n%s", notThere, b)
+		}
+	}
 	write(path, os.O_CREATE)
 	waitCount("13")
+	if b, _ := os.ReadFile(filepath.Join(dir, exporter.TextfileName)); strings.Contains(string(b), "ibkey_sm_log_unreadable{") {
+		t.Errorf("the log is read, yet:\n%s", b)
+	}
 	// The lines read, by format: the lab's log is OpenSM's, every line.
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		b, _ := os.ReadFile(filepath.Join(dir, exporter.TextfileName))
