@@ -33,6 +33,7 @@ func (w *Result) Summary() string {
 // WantPartition gives, for each library, the settings that put the ports it would
 // use (with the job's other settings: device filters, transports) in partition key.
 func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []*Result {
+	in.ports = ports
 	hosts := groupHosts(ports, in.Unread)
 	out := make([]*Result, 0, len(libs))
 	for _, l := range libs {
