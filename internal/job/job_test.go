@@ -605,6 +605,16 @@ func TestOpenMPIPKey(t *testing.T) {
 	if w := WantPartition([]*Library{&OpenMPI}, ompi(), check.PKey(0xffff), []*Port{roce})[0]; w.Verdict != Works || slices.ContainsFunc(w.Notes, func(n string) bool { return strings.Contains(n, "does not apply") }) {
 		t.Errorf("--want 0xffff on RoCE: %s, notes %q: want works, the value looked up", w.Verdict, w.Notes)
 	}
+	// A wanted partition not on a RoCE port: the export makes openib skip it, as
+	// Resolve says; a host left with no port is a finding.
+	for _, c := range []struct {
+		ports   []*Port
+		verdict Verdict
+	}{{[]*Port{port("", "mlx5_0", 1, 0xffff, 0x8005), roce}, Works}, {[]*Port{roce}, DoesNotWork}} {
+		if w := WantPartition([]*Library{&OpenMPI}, ompi(), check.PKey(0x8005), c.ports)[0]; w.Verdict != c.verdict || !strings.Contains(strings.Join(slices.Concat(w.Notes, w.Findings), " "), "mlx5_2/1") {
+			t.Errorf("--want 0x8005 with %d ports, one RoCE: %s (%q, %q), want %s naming the RoCE port", len(c.ports), w.Verdict, w.Notes, w.Findings, c.verdict)
+		}
+	}
 	// Without allow_ib, init_one_port refuses InfiniBand ports only: openib is not
 	// applicable to a job without a RoCE port it lists, and runs on the RoCE ports
 	// of one that has them, unless an ACTIVE InfiniBand port it lists reaches
