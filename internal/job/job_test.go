@@ -583,6 +583,76 @@ func TestOpenMPIPKey(t *testing.T) {
 		{"a refused pkey stops the synonym", ompi("OMPI_MCA_btl_openib_pkey=-1", "OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 0, 0xffff, "refuses"},
 		{"the long name first", ompi("OMPI_MCA_opal_btl_openib_pkey=2", "OMPI_MCA_btl_openib_pkey=3"), tbl, Uses, 1, 0x0002, ""},
 	})
+	// init_one_device looks the key up on every ACTIVE port, RoCE ones too: there
+	// only the one entry, 0xffff, is found (init_one_port refuses only InfiniBand
+	// ports without allow_ib).
+	roce := port("", "mlx5_2", 1, 0xffff)
+	roce.LinkLayer = "Ethernet"
+	for _, c := range []struct {
+		pkey    string
+		outcome Outcome
+		index   int
+	}{{"", Uses, 0}, {"0x7fff", Uses, 0}, {"0x8005", Skips, -1}} {
+		in := ompi()
+		if c.pkey != "" {
+			in = ompi("OMPI_MCA_btl_openib_pkey=" + c.pkey)
+		}
+		if pk, _ := pickOn(t, &OpenMPI, in, roce); pk.Outcome != c.outcome || pk.Index != c.index {
+			t.Errorf("RoCE, btl_openib_pkey=%q: %s index %d (%s), want %s index %d", c.pkey, pk.Outcome, pk.Index, pk.Problem, c.outcome, c.index)
+		}
+	}
+	// With allow_ib, a wanted value is looked up on RoCE ports too: it applies there.
+	if w := WantPartition([]*Library{&OpenMPI}, ompi(), check.PKey(0xffff), []*Port{roce})[0]; w.Verdict != Works || slices.ContainsFunc(w.Notes, func(n string) bool { return strings.Contains(n, "does not apply") }) {
+		t.Errorf("--want 0xffff on RoCE: %s, notes %q: want works, the value looked up", w.Verdict, w.Notes)
+	}
+	// A wanted partition not on a RoCE port: the export makes openib skip it, as
+	// Resolve says; a host left with no port is a finding.
+	for _, c := range []struct {
+		ports   []*Port
+		verdict Verdict
+	}{{[]*Port{port("", "mlx5_0", 1, 0xffff, 0x8005), roce}, Works}, {[]*Port{roce}, DoesNotWork}} {
+		if w := WantPartition([]*Library{&OpenMPI}, ompi(), check.PKey(0x8005), c.ports)[0]; w.Verdict != c.verdict || !strings.Contains(strings.Join(slices.Concat(w.Notes, w.Findings), " "), "mlx5_2/1") {
+			t.Errorf("--want 0x8005 with %d ports, one RoCE: %s (%q, %q), want %s naming the RoCE port", len(c.ports), w.Verdict, w.Notes, w.Findings, c.verdict)
+		}
+	}
+	// Without allow_ib, init_one_port refuses InfiniBand ports only: openib is not
+	// applicable to a job without a RoCE port it lists, and runs on the RoCE ports
+	// of one that has them, unless an ACTIVE InfiniBand port it lists reaches
+	// init_one_port (key 0, or the key found there): init_one_device then fails and
+	// btl_openib_component_init gives up every device, or not if a RoCE BTL came
+	// first (NUMA order): not checked.
+	ib := port("", "mlx5_0", 1, 0xffff, 0x8005)
+	vpi := port("", "mlx5_0", 2, 0xffff)
+	vpi.LinkLayer = "Ethernet"
+	for _, c := range []struct {
+		what    string
+		kv      []string
+		ports   []*Port
+		verdict Verdict
+		used    []bool // per port
+	}{
+		{"InfiniBand only", nil, []*Port{ib}, NotApplicable, nil},
+		{"RoCE only", nil, []*Port{roce}, Works, []bool{true}},
+		{"RoCE and an InfiniBand port, key 0", nil, []*Port{ib, roce}, Incomplete, []bool{false, true}},
+		{"RoCE and an InfiniBand port holding the key", []string{"OMPI_MCA_btl_openib_pkey=5"}, []*Port{ib, roce}, Incomplete, []bool{false, true}},
+		{"RoCE and an InfiniBand port without the key", []string{"OMPI_MCA_btl_openib_pkey=0x7fff"}, []*Port{port("", "mlx5_0", 1, 0x8005), roce}, Works, []bool{false, true}},
+		{"RoCE skips the key", []string{"OMPI_MCA_btl_openib_pkey=5"}, []*Port{port("", "mlx5_0", 1, 0xffff), roce}, DoesNotWork, []bool{false, true}},
+		{"RoCE not listed", []string{"OMPI_MCA_btl_openib_if_include=mlx5_0"}, []*Port{ib, roce}, NotApplicable, nil},
+		{"a RoCE port after an InfiniBand one", nil, []*Port{ib, vpi}, Incomplete, []bool{false, true}},
+	} {
+		r := Resolve([]*Library{&OpenMPI}, env(c.kv...), c.ports)[0]
+		var used []bool
+		for _, pr := range r.Ports {
+			used = append(used, pr.Used)
+		}
+		if r.Verdict != c.verdict || !slices.Equal(used, c.used) {
+			t.Errorf("allow_ib unset, %s: %s (%s%s), ports used %v, want %s, %v", c.what, r.Verdict, r.Inactive, r.Findings, used, c.verdict, c.used)
+		}
+		// A gate's export has nothing to put in a partition on RoCE ports.
+		if w := WantPartition([]*Library{&OpenMPI}, env(c.kv...), check.PKey(0x8005), c.ports)[0]; w.Verdict != NotApplicable {
+			t.Errorf("allow_ib unset, %s: --want gives %s, want not applicable", c.what, w.Verdict)
+		}
+	}
 	r := Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_pml=ucx"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
 	if r.Verdict != NotApplicable {
 		t.Errorf("pml ucx: %s", r.Verdict)

@@ -81,6 +81,10 @@ type Inputs struct {
 	// exported is the variable a gate exports (WantPartition: the library's
 	// partition variable), which beats what settings files give it.
 	exported string
+	// ports are the job's ports (Resolve, WantPartition): whether the library runs
+	// at all may depend on their link layers (Open MPI's openib without allow_ib
+	// runs on RoCE ports only).
+	ports []*Port
 }
 
 // setup is a library configured by one job environment.
@@ -525,7 +529,11 @@ func (s *setup) want(key check.PKey, p *Port, common int) Pick {
 		return noSetting(fmt.Sprintf("%s refuses partition %s: %s must be %s-0x7fff", strings.Fields(l.Name)[0], part, name, l.wantMin), NoGap)
 	case l.Kind == ByValue && p.Ethernet():
 		pk := s.lookup(int(part), p)
-		pk.Notes = append(pk.Notes, "RoCE port: the setting does not apply")
+		// UCX takes index 0 on RoCE whatever the value; Open MPI's openib looks the
+		// value up there too, and skips the port without it.
+		if other := s.lookup(int(part%0x7fff+1), p); other.Outcome == pk.Outcome && other.Index == pk.Index {
+			pk.Notes = append(pk.Notes, "RoCE port: the setting does not apply")
+		}
 		return pk
 	case p.Table == nil:
 		return noSetting(p.NoTable, unreadGap(p))

@@ -16,6 +16,8 @@ import (
 //     $HOME/.openmpi/mca-params.conf,$sysconfdir/openmpi-mca-params.conf. "none"
 //     reads no file, not even the override file. A file that does not exist or
 //     cannot be opened is skipped (opal_util_keyval_parse).
+//   - Either list is a string variable, so a leading "~/" (and ":~/") in it is
+//     $HOME's (var_set_string): ompiTilde.
 //   - Its synonym mca_param_files (OMPI_MCA_mca_param_files), when set, replaces
 //     the value only after mca_base_envar_files copied it: the files of the list
 //     before the synonym are read first (mca_base_envar_file_values, looked up
@@ -94,6 +96,7 @@ func ReadMCAFiles(all Env, fsys MCAFS) *MCAFiles {
 	if synSet && synList == "none" || !synSet && list == "none" {
 		return m
 	}
+	list, synList = ompiTilde(all, list), ompiTilde(all, synList)
 	// Aggregate parameter sets (mca_base_var_cache_files: resolve_relative_paths
 	// over mca_base_param_file_path, the amca-param-sets directory) are not read.
 	for _, n := range [][2]string{{"OMPI_MCA_opal_mca_base_param_file_prefix", "OMPI_MCA_mca_base_param_file_prefix"}, {"OMPI_MCA_opal_mca_base_envar_file_prefix", "OMPI_MCA_mca_base_envar_file_prefix"}} {
@@ -128,6 +131,21 @@ func ReadMCAFiles(all Env, fsys MCAFS) *MCAFiles {
 		m.NotLocated = append(m.NotLocated, "openmpi-mca-params-override.conf in "+noSysconf)
 	}
 	return m
+}
+
+// ompiTilde is the "~/" expansion var_set_string (mca_base_var.c) gives every
+// string MCA variable as it is set, the file lists included: a leading "~/" becomes
+// $HOME/ (without HOME it is dropped) and each ":~/" becomes ":$HOME/" (":" without
+// HOME); a "~/" after a comma stays as written.
+func ompiTilde(all Env, v string) string {
+	home, ok := all["HOME"]
+	if ok {
+		home += "/"
+	}
+	if rest, found := strings.CutPrefix(v, "~/"); found {
+		v = home + rest
+	}
+	return strings.ReplaceAll(v, ":~/", ":"+home)
 }
 
 // readFiles is read_files: the files right to left into one list.

@@ -88,6 +88,12 @@ func TestReadMCAFiles(t *testing.T) {
 		// The synonym's files come after the default ones.
 		{[]string{"HOME=/h", "OMPI_MCA_mca_param_files=/l/a.conf"}, "/etc/openmpi/openmpi-mca-params.conf /h/.openmpi/mca-params.conf /l/a.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "2", "/h/.openmpi/mca-params.conf", "5"},
 		{[]string{"HOME=/h", "OMPI_MCA_mca_param_files=none"}, "", "", "", "", ""},
+		// A list is a string variable: a leading "~/" is $HOME/ (var_set_string),
+		// dropped without HOME; one after a comma stays.
+		{[]string{"HOME=/l", "OMPI_MCA_mca_base_param_files=~/b.conf"}, "/l/b.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "7", "/l/b.conf", ""},
+		{[]string{"HOME=/l", "OMPI_MCA_mca_base_param_files=/h/.openmpi/mca-params.conf,~/a.conf"}, "/h/.openmpi/mca-params.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "2", "/h/.openmpi/mca-params.conf", ""},
+		{[]string{"OMPI_MCA_mca_base_param_files=~//l/a.conf"}, "/l/a.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "5", "/l/a.conf", ""},
+		{[]string{"HOME=/l", "OMPI_MCA_mca_param_files=~/a.conf"}, "/etc/openmpi/openmpi-mca-params.conf /l/a.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "3", "/etc/openmpi/openmpi-mca-params.conf", "5"},
 	} {
 		all := env(c.env...).Env
 		m := ReadMCAFiles(all, fsys)

@@ -76,6 +76,14 @@ func TestMCAFilesAgainstOmpiInfo(t *testing.T) {
 			env = append(env, "OMPI_MCA_mca_param_files="+b+","+a+","+filepath.Join(other, "missing.conf"))
 		case 3:
 			env = append(env, "OMPI_MCA_mca_base_param_files=none")
+		case 4:
+			// "~/" is $HOME/ at the start of a list (var_set_string), not after a comma.
+			c := filepath.Join(home, "p", "c.conf")
+			write(c, pick(i+11, 2, 5, mcaLines))
+			env = append(env, "OMPI_MCA_mca_base_param_files=~/p/c.conf,~/p/c.conf,"+a)
+			if i%10 == 9 {
+				env[len(env)-1] = "OMPI_MCA_mca_param_files=~/p/c.conf"
+			}
 		}
 		env = append(env, pick(i+1, i%4, 7, mcaEnv)...)
 		all := Env{}

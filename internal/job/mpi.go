@@ -307,7 +307,8 @@ func mv2Aborts(host []*Port, names []string, fixed bool, portNum int) []Abort {
 //     btl_openib_register_mca_params).
 //   - init_one_device (btl_openib_component.c): 0 uses index 0; otherwise the first
 //     index (0 .. max_pkeys-1) whose 15-bit key matches, whatever its membership; a
-//     port without the key gets no BTL: Open MPI silently does not use it.
+//     port without the key gets no BTL: Open MPI silently does not use it. Its
+//     ports are every ACTIVE one, RoCE (link layer Ethernet) included.
 //   - btl_openib_if_include / btl_openib_if_exclude choose devices (dev or dev:port).
 //   - With pml ucx (Open MPI 4.0 and later on InfiniBand, and the only way in 5.x) the
 //     openib BTL is not used and UCX_IB_PKEY applies. OMPI_MCA_pml and OMPI_MCA_btl
@@ -363,16 +364,6 @@ var OpenMPI = Library{
 				s.Inactive, fixed = fmt.Sprintf("%s: the openib BTL is not opened (Open MPI selects BTLs by this list)", btl), btl.fixed(in)
 			}
 		}
-		// A refused list stops MPI_Init whatever openib would do (resolveOne judges an
-		// Inactive library not applicable before it looks at Reject).
-		if allow, why, from := ompiAllowIB(in); !allow && s.Inactive == "" && s.Reject == "" {
-			s.Inactive, fixed = why+": Open MPI 4.x's openib BTL uses no InfiniBand port (init_one_port; set OMPI_MCA_btl_openib_allow_ib=1 to use it, or pml ucx, where UCX_IB_PKEY applies)", from.fixed(in)
-		}
-		if pmlChoice != "" && s.Inactive == "" && s.Reject == "" {
-			// Only where openib would otherwise be used does the PML choice decide
-			// (Debian's own file sets pml = ^ucx beside btl = ^uct,openib,ofi).
-			s.Unchecked = append(s.Unchecked, pmlChoice)
-		}
 		// btl_openib_pkey is registered (and read) before its synonym ib_pkey_val, which
 		// therefore wins when both are set; each is looked up under its long name
 		// (project_framework_component_name) first (mca_base_var.c register_variable,
@@ -421,6 +412,71 @@ var OpenMPI = Library{
 		} else {
 			s.Setting = fmt.Sprintf("%s: the first entry of partition %s, whatever its membership; ports without it are not used", from, check.PartitionKey(key))
 		}
+		incSet, hasInc := ompiGet(in, "OMPI_MCA_opal_btl_openib_if_include", "OMPI_MCA_btl_openib_if_include")
+		excSet, hasExc := ompiGet(in, "OMPI_MCA_opal_btl_openib_if_exclude", "OMPI_MCA_btl_openib_if_exclude")
+		inc, exc := incSet.Value, excSet.Value
+		// listed is get_port_list: whether btl_openib_if_include and _if_exclude let
+		// openib use port num of dev, and why not.
+		listed := func(dev string, num int) (bool, string) {
+			spec := func(list string) bool {
+				fields := strings.Split(list, ",")
+				return slices.Contains(fields, dev) || slices.Contains(fields, fmt.Sprintf("%s:%d", dev, num))
+			}
+			// An empty string variable is no value (mca_base_var.c var_set_string
+			// stores NULL), so no list: every port (it still counts as set for the
+			// mutually exclusive check below, which looks at where it came from).
+			if hasInc && inc != "" && !spec(inc) {
+				return false, "not in btl_openib_if_include=" + inc
+			}
+			if hasExc && exc != "" && spec(exc) {
+				return false, "in btl_openib_if_exclude=" + exc
+			}
+			return true, "ACTIVE"
+		}
+		// ibOff, without allow_ib, is why openib refuses InfiniBand ports
+		// (init_one_port: OPAL_ERR_NOT_FOUND). It still runs on RoCE ones, unless an
+		// ACTIVE InfiniBand port it lists reaches init_one_port (key 0, or its lookup
+		// finds the key): init_one_device then stops at it (its port loop breaks) and,
+		// with no BTL made on that device yet, returns the error, on which
+		// btl_openib_component_init gives up every device ("error in device init";
+		// no_btls). Whether openib made a RoCE BTL before it reached that device is
+		// the order of dev_sorted, by NUMA distance, which is not read here. So it is
+		// not applicable to a job without an ACTIVE RoCE port it lists (iWARP ones
+		// have no P_Keys), runs on the RoCE ports of one without such an InfiniBand
+		// port, and is not checked with both. A gate's export (--want) has nothing to
+		// put in a partition on RoCE: not applicable. A refused list stops MPI_Init
+		// whatever openib would do (resolveOne judges an Inactive library not
+		// applicable before it looks at Reject).
+		ibOff := ""
+		if allow, why, from := ompiAllowIB(in); !allow && s.Inactive == "" && s.Reject == "" {
+			ibOff = why + ": Open MPI 4.x's openib BTL uses no InfiniBand port (init_one_port; set OMPI_MCA_btl_openib_allow_ib=1 to use it, or pml ucx, where UCX_IB_PKEY applies)"
+			var stops []string
+			for _, p := range in.ports {
+				ok, _ := listed(p.Device, p.Num)
+				ib := p.LinkLayer == "InfiniBand" || linkLayerUnread(p)
+				if ok && ib && p.Active() && (key == 0 || pickFirst(p, check.PartitionKey(key), "", Pick{Outcome: Skips}).Outcome != Skips) {
+					stops = append(stops, p.Label())
+				}
+			}
+			roce := slices.ContainsFunc(in.ports, func(p *Port) bool {
+				ok, _ := listed(p.Device, p.Num)
+				return ok && p.Ethernet() && p.Active() && !noPKeys(p)
+			})
+			switch {
+			case in.exported != "" || !roce:
+				s.Inactive, fixed = ibOff, from.fixed(in)
+			case len(stops) > 0:
+				s.Unchecked = append(s.Unchecked, fmt.Sprintf("%s; on the job's RoCE ports it runs only if it made a BTL there before it reached %s, where init_one_port's refusal makes it give up every device (\"error in device init\"): which device comes first is by NUMA distance, not read here", ibOff, strings.Join(stops, ", ")))
+				s.unknown = "whether Open MPI's openib BTL runs at all is not known (an InfiniBand port it refuses may stop it)"
+			default:
+				s.Notes = append(s.Notes, ibOff+"; it runs on the job's RoCE ports")
+			}
+		}
+		if pmlChoice != "" && s.Inactive == "" && s.Reject == "" {
+			// Only where openib would otherwise be used does the PML choice decide
+			// (Debian's own file sets pml = ^ucx beside btl = ^uct,openib,ofi).
+			s.Unchecked = append(s.Unchecked, pmlChoice)
+		}
 		// Debian's /etc/openmpi/openmpi-mca-params.conf sets btl = ^uct,openib,ofi.
 		note := ompiFilesNote(in.MCA)
 		switch lv := in.version(s.Library); lv.reading("5.0.0") {
@@ -430,9 +486,6 @@ var OpenMPI = Library{
 			note = strings.Replace(note, "Open MPI 4.x", lv.String(), 1)
 		}
 		s.Assumptions = append(s.Assumptions, note)
-		incSet, hasInc := ompiGet(in, "OMPI_MCA_opal_btl_openib_if_include", "OMPI_MCA_btl_openib_if_include")
-		excSet, hasExc := ompiGet(in, "OMPI_MCA_opal_btl_openib_if_exclude", "OMPI_MCA_btl_openib_if_exclude")
-		inc, exc := incSet.Value, excSet.Value
 		if hasInc && hasExc && !btlRefused {
 			// btl_openib_component_open (v4.1.x) refuses to open the component when both
 			// are set (mca_base_var_check_exclusive: "Two mutually-exclusive MCA
@@ -449,22 +502,18 @@ var OpenMPI = Library{
 				s.Inactive = both
 			}
 		}
-		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
-			spec := func(list string) bool {
-				fields := strings.Split(list, ",")
-				return slices.Contains(fields, dev) || slices.Contains(fields, fmt.Sprintf("%s:%d", dev, num))
+		s.allows = func(host []*Port, dev string, num int) (bool, string) {
+			if ok, why := listed(dev, num); !ok || ibOff == "" {
+				return ok, why
 			}
-			// An empty string variable is no value (mca_base_var.c var_set_string
-			// stores NULL), so no list: every port (it still counts as set for the
-			// mutually exclusive check above, which looks at where it came from).
-			if hasInc && inc != "" && !spec(inc) {
-				return false, "not in btl_openib_if_include=" + inc
-			}
-			if hasExc && exc != "" && spec(exc) {
-				return false, "in btl_openib_if_exclude=" + exc
+			if slices.ContainsFunc(host, func(q *Port) bool { return q.Device == dev && q.Num == num && q.LinkLayer == "InfiniBand" }) {
+				return false, "InfiniBand: " + ibOff
 			}
 			return true, "ACTIVE"
 		}
+		// init_one_port refuses only InfiniBand ports without allow_ib: an ACTIVE
+		// RoCE port is used, after the same P_Key lookup (init_one_device).
+		s.roce = true
 		s.value = int(key)
 		switch m := in.MCA; {
 		case m != nil && m.Crash != "":
@@ -482,7 +531,7 @@ var OpenMPI = Library{
 			case s.Reject != "" && fixed && !m.OverrideUnread, s.Inactive != "" && fixed && listsFixed && !m.OverrideUnread:
 				s.Notes = append(s.Notes, what+", which cannot change that")
 			default:
-				s.Inactive, s.Reject = "", ""
+				s.Inactive, s.Reject, ibOff = "", "", ""
 				s.Unchecked = append(s.Unchecked, what)
 				s.unknown = "Open MPI's settings are not known (an MCA parameter file could not be read)"
 			}

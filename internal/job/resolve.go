@@ -118,6 +118,7 @@ func (r *Result) mayChoose(us []Unread) {
 // Resolve resolves each library's settings against the ports (all hosts' ports, in
 // host order; ports of a host adjacent or not).
 func Resolve(libs []*Library, in Inputs, ports []*Port) []*Result {
+	in.ports = ports
 	hosts := groupHosts(ports, in.Unread)
 	out := make([]*Result, 0, len(libs))
 	for _, l := range libs {

@@ -33,6 +33,7 @@ func (w *Result) Summary() string {
 // WantPartition gives, for each library, the settings that put the ports it would
 // use (with the job's other settings: device filters, transports) in partition key.
 func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []*Result {
+	in.ports = ports
 	hosts := groupHosts(ports, in.Unread)
 	out := make([]*Result, 0, len(libs))
 	for _, l := range libs {
@@ -134,15 +135,23 @@ func wantOn(s *setup, key check.PKey, ports []*Port) *Result {
 		w.Ports = append(w.Ports, PortResult{Port: p, Used: true, Pick: s.want(key, p, common)})
 	}
 	s.settle(w.Ports)
+	// A RoCE port the library skips with the value (Open MPI's openib: its one
+	// entry, 0xffff, is no other partition's) is left out, as in Resolve; a host
+	// where that leaves no port is a finding.
+	skipped, uses := map[string][]string{}, map[string]bool{}
 	for _, pw := range w.Ports {
 		p := pw.Port
 		if !pw.Used {
 			continue
 		}
+		uses[p.Host] = uses[p.Host] || pw.Outcome != Skips || !p.Ethernet()
 		switch {
 		case pw.Outcome != Uses && (pw.Outcome == NotChecked || pw.Gap == GapUnread || hasUnreadable(p)):
 			// The table, or an entry that may hold the key, was not read.
 			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Problem)
+		case pw.Outcome == Skips && p.Ethernet():
+			skipped[p.Host] = append(skipped[p.Host], p.Label())
+			w.Notes = append(w.Notes, p.Label()+": "+pw.Problem+" (RoCE: no partition but 0x7fff is there)")
 		case pw.Outcome != Uses:
 			w.Findings = append(w.Findings, p.Label()+": "+pw.Problem)
 		default:
@@ -161,6 +170,11 @@ func wantOn(s *setup, key check.PKey, ports []*Port) *Result {
 			same, first = pw.Setting, false
 		case pw.Setting != same:
 			same = ""
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(skipped)) {
+		if !uses[h] {
+			w.Findings = append(w.Findings, fmt.Sprintf("%s: %s skips every port it would use (%s): it uses none with this setting", HostName(h), l.Name, strings.Join(skipped[h], ", ")))
 		}
 	}
 	w.Same = same

@@ -94,8 +94,8 @@ What each library does (from its own source; see docs/job.md):
                          (MV2_DEFAULT_PKEY_IX is not read since MVAPICH2 1.2)
   OMPI_MCA_btl_openib_pkey  a VALUE (openib BTL, Open MPI 4.x); ports without
                          it are skipped; InfiniBand ports only with
-                         OMPI_MCA_btl_openib_allow_ib=1; with pml ucx,
-                         UCX_IB_PKEY applies
+                         OMPI_MCA_btl_openib_allow_ib=1 (RoCE ports
+                         without it); with pml ucx, UCX_IB_PKEY applies
   perftest --pkey_index  an INDEX, default 0; perftest uses 0 above the
                          device's max_pkeys-1 (read through libibverbs here;
                          on InfiniBand the table's size; on RoCE not read:
