@@ -620,7 +620,8 @@ func TestOpenMPIPKey(t *testing.T) {
 	// of one that has them, unless an ACTIVE InfiniBand port it lists reaches
 	// init_one_port (key 0, or the key found there): init_one_device then fails and
 	// btl_openib_component_init gives up every device, or not if a RoCE BTL came
-	// first (NUMA order): not checked.
+	// first (NUMA order): where it runs it uses the RoCE entries, a note, and where
+	// no RoCE port holds the key no RoCE BTL can come first: not applicable.
 	ib := port("", "mlx5_0", 1, 0xffff, 0x8005)
 	vpi := port("", "mlx5_0", 2, 0xffff)
 	vpi.LinkLayer = "Ethernet"
@@ -633,12 +634,12 @@ func TestOpenMPIPKey(t *testing.T) {
 	}{
 		{"InfiniBand only", nil, []*Port{ib}, NotApplicable, nil},
 		{"RoCE only", nil, []*Port{roce}, Works, []bool{true}},
-		{"RoCE and an InfiniBand port, key 0", nil, []*Port{ib, roce}, Incomplete, []bool{false, true}},
-		{"RoCE and an InfiniBand port holding the key", []string{"OMPI_MCA_btl_openib_pkey=5"}, []*Port{ib, roce}, Incomplete, []bool{false, true}},
+		{"RoCE and an InfiniBand port, key 0", nil, []*Port{ib, roce}, Works, []bool{false, true}},
+		{"RoCE and an InfiniBand port holding the key", []string{"OMPI_MCA_btl_openib_pkey=5"}, []*Port{ib, roce}, NotApplicable, nil},
 		{"RoCE and an InfiniBand port without the key", []string{"OMPI_MCA_btl_openib_pkey=0x7fff"}, []*Port{port("", "mlx5_0", 1, 0x8005), roce}, Works, []bool{false, true}},
 		{"RoCE skips the key", []string{"OMPI_MCA_btl_openib_pkey=5"}, []*Port{port("", "mlx5_0", 1, 0xffff), roce}, DoesNotWork, []bool{false, true}},
 		{"RoCE not listed", []string{"OMPI_MCA_btl_openib_if_include=mlx5_0"}, []*Port{ib, roce}, NotApplicable, nil},
-		{"a RoCE port after an InfiniBand one", nil, []*Port{ib, vpi}, Incomplete, []bool{false, true}},
+		{"a RoCE port after an InfiniBand one", nil, []*Port{ib, vpi}, Works, []bool{false, true}},
 	} {
 		r := Resolve([]*Library{&OpenMPI}, env(c.kv...), c.ports)[0]
 		var used []bool
@@ -647,6 +648,11 @@ func TestOpenMPIPKey(t *testing.T) {
 		}
 		if r.Verdict != c.verdict || !slices.Equal(used, c.used) {
 			t.Errorf("allow_ib unset, %s: %s (%s%s), ports used %v, want %s, %v", c.what, r.Verdict, r.Inactive, r.Findings, used, c.verdict, c.used)
+		}
+		// Where the order decides whether it runs at all, a note says so.
+		order := slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "by NUMA distance") })
+		if want := c.verdict == Works && len(c.ports) > 1 && c.ports[0].LinkLayer != "Ethernet" && c.kv == nil; order != want {
+			t.Errorf("allow_ib unset, %s: a note on the device order: %v, want %v (%q)", c.what, order, want, r.Notes)
 		}
 		// A gate's export has nothing to put in a partition on RoCE ports.
 		if w := WantPartition([]*Library{&OpenMPI}, env(c.kv...), check.PKey(0x8005), c.ports)[0]; w.Verdict != NotApplicable {

@@ -458,16 +458,27 @@ var OpenMPI = Library{
 					stops = append(stops, p.Label())
 				}
 			}
-			roce := slices.ContainsFunc(in.ports, func(p *Port) bool {
-				ok, _ := listed(p.Device, p.Num)
-				return ok && p.Ethernet() && p.Active() && !noPKeys(p)
-			})
+			// roce: a listed ACTIVE RoCE port; roceBTL: one where the lookup finds the
+			// key (or key 0), so that openib makes a BTL there.
+			roce, roceBTL := false, false
+			for _, p := range in.ports {
+				if ok, _ := listed(p.Device, p.Num); !ok || !p.Ethernet() || !p.Active() || noPKeys(p) {
+					continue
+				}
+				roce = true
+				roceBTL = roceBTL || p.Table == nil || key == 0 || pickFirst(p, check.PartitionKey(key), "", Pick{Outcome: Skips}).Outcome != Skips
+			}
 			switch {
 			case in.exported != "" || !roce:
 				s.Inactive, fixed = ibOff, from.fixed(in)
+			case len(stops) > 0 && !roceBTL:
+				// No RoCE BTL can come first: the refusal gives up every device.
+				s.Inactive, fixed = fmt.Sprintf("%s; the job's RoCE ports do not hold the key, so it makes no BTL there, and init_one_port's refusal at %s makes it give up every device (\"error in device init\")", ibOff, strings.Join(stops, ", ")), from.fixed(in)
 			case len(stops) > 0:
-				s.Unchecked = append(s.Unchecked, fmt.Sprintf("%s; on the job's RoCE ports it runs only if it made a BTL there before it reached %s, where init_one_port's refusal makes it give up every device (\"error in device init\"): which device comes first is by NUMA distance, not read here", ibOff, strings.Join(stops, ", ")))
-				s.unknown = "whether Open MPI's openib BTL runs at all is not known (an InfiniBand port it refuses may stop it)"
+				// Either way no port is in a partition it should not be: the RoCE
+				// ports below are what it uses where it runs at all, as for any
+				// library the job may not use.
+				s.Notes = append(s.Notes, fmt.Sprintf("%s; it runs on the job's RoCE ports only if it made a BTL there before it reached %s, where init_one_port's refusal makes it give up every device (\"error in device init\"): which device comes first is by NUMA distance, not read here; where it runs, it uses the RoCE entries shown", ibOff, strings.Join(stops, ", ")))
 			default:
 				s.Notes = append(s.Notes, ibOff+"; it runs on the job's RoCE ports")
 			}
