@@ -565,24 +565,34 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 }
 
 // groupFlag is parse_group_flag: it returns the flag's name when it is one of the
-// multicast group flags (matched by prefix in this order), "" if not.
+// multicast group flags (matched by prefix in this order), "" if not. Every warning
+// OpenSM logs for a group flag's value is a finding: mtu, rate, scope, Q_Key and
+// TClass go through verify_val, which reads the number at the start of the value and
+// logs text after it ("suspicious val"), then "requires valid value" when the number
+// is 0 (TClass is stored as uint8_t, so 256 is 0) or out of range.
 func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
 	b := &e.buf
 	name, val := b.str(fAt), b.str(vAt)
-	num := func() uint64 { // verify_val: strtoul, junk after it only logged
-		v, _ := strtoull(val)
-		return v
-	}
-	warn := func(flag string) {
-		e.finding(check.SeverityWarning, fAt, "bad-group-flag", fmt.Sprintf("%s needs a valid value, not %q: OpenSM logs \"flag '%s' requires valid value\"", flag, val, flag),
+	invalid := func(flag, then string) {
+		e.finding(check.SeverityWarning, fAt, "bad-group-flag", fmt.Sprintf("%s needs a valid value, not %q: OpenSM logs \"flag '%s' requires valid value - %s\"", flag, val, flag, then),
 			"write a number, e.g. "+flag+"=4")
+	}
+	// verify_val, for a flag whose value (at vAt >= 0) OpenSM found valid: text after
+	// the number is logged, not refused.
+	suspicious := func(flag string) {
+		if _, used := strtoull(val); used < len(val) {
+			e.finding(check.SeverityWarning, vAt, "bad-group-flag", fmt.Sprintf("%s=%s: OpenSM reads the number at its start and ignores %q (it logs \"suspicious val=(%s) detected. flag=(%s)\")", flag, val, val[used:], val, name),
+				"write the number alone, e.g. "+flag+"=4")
+		}
 	}
 	code := func(flag string, dst *uint32) string { // mtu= and rate=: a non-zero number
 		if vAt >= 0 {
-			*dst = uint32(num())
+			*dst = uint32(num(val))
 		}
 		if vAt < 0 || *dst == 0 {
-			warn(flag)
+			invalid(flag, "skipped")
+		} else {
+			suspicious(flag)
 		}
 		return flag
 	}
@@ -593,26 +603,38 @@ func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
 		return code("rate", &g.Rate)
 	case prefixOf(name, "scope"):
 		if vAt < 0 {
-			warn("scope")
+			invalid("scope", "skipped")
 			return "scope"
 		}
-		if s := uint32(num()); s == 0 || s > 0xf {
-			warn("scope")
+		if s := uint32(num(val)); s == 0 || s > 0xf {
+			invalid("scope", "skipped")
 		} else {
 			g.ScopeMask |= 1 << s
+			suspicious("scope")
 		}
 		return "scope"
 	case prefixOf(name, "Q_Key"):
 		if vAt >= 0 {
-			g.QKey = uint32(num())
+			g.QKey = uint32(num(val))
+		}
+		if vAt < 0 || g.QKey == 0 {
+			invalid("Q_Key", "using '0'")
+		} else {
+			suspicious("Q_Key")
 		}
 		return "Q_Key"
 	case prefixOf(name, "TClass"):
-		return "TClass" // the group's traffic class, which ibkey does not report
+		// The group's traffic class, which ibkey does not report.
+		if vAt < 0 || uint8(num(val)) == 0 {
+			invalid("TClass", "using '0'")
+		} else {
+			suspicious("TClass")
+		}
+		return "TClass"
 	case prefixOf(name, "sl"):
 		v, used := strtoull(val)
 		if vAt < 0 || val == "" || uint32(v) > 15 || (used < len(val) && !isCSpace(val[used])) {
-			warn("sl")
+			invalid("sl", "skipped")
 		} else {
 			g.SL = uint32(v)
 		}
@@ -620,12 +642,18 @@ func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
 	case prefixOf(name, "FlowLabel"):
 		v, used := strtoull(val)
 		if vAt < 0 || val == "" || uint32(v) > 0xfffff || (used < len(val) && !isCSpace(val[used])) {
-			warn("FlowLabel")
+			invalid("FlowLabel", "skipped")
 		}
 		return "FlowLabel" // the group's flow label, which ibkey does not report
 	default:
 		return ""
 	}
+}
+
+// num is verify_val's number: strtoul(val, &end, 0), what follows it ignored.
+func num(val string) uint64 {
+	v, _ := strtoull(val)
+	return v
 }
 
 func isCSpace(c byte) bool { return c == ' ' || (c >= '\t' && c <= '\r') }
