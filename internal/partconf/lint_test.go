@@ -44,6 +44,8 @@ func TestLintRules(t *testing.T) {
 		{"unknown-flag", check.SeverityWarning, def + "a=0x10, indx : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"unknown-membership", check.SeverityWarning, def + "a=0x10 : 0x1=Full;\n", LintOptions{}, "2:14"},
 		{"bad-flag", check.SeverityWarning, def + "a=0x10, defmember=yes : 0x1=full;\n", LintOptions{}, "2:9"},
+		{"bad-flag", check.SeverityWarning, def + "a=0x10, ipoib=0 : 0x1=full;\n", LintOptions{}, "2:9"},
+		{"bad-flag", check.SeverityWarning, def + "a=0x10, indx0=no : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"bad-group-flag", check.SeverityWarning, def + "a=0x10, ipoib, mtu=4x : 0x1=full;\n", LintOptions{}, "2:20"},
 		{"bad-group-flag", check.SeverityWarning, def + "a=0x10 :\n mgid=ff12::1,rate=3junk\n , 0x1=full;\n", LintOptions{}, "3:20"},
 		{"bad-group-flag", check.SeverityWarning, def + "a=0x10, ipoib, Q_Key= : 0x1=full;\n", LintOptions{}, "2:16"},

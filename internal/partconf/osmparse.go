@@ -541,10 +541,18 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 		f.Name = g
 		return f
 	}
+	// ipoib and indx0 take no value: partition_add_flag sets them whatever follows '='.
+	valueIgnored := func(flag string) {
+		if vAt >= 0 {
+			e.finding(check.SeverityWarning, fAt, "bad-flag", fmt.Sprintf("%s takes no value: OpenSM ignores %q and sets %s anyway", flag, "="+val, flag),
+				fmt.Sprintf("write %s alone, or remove it to leave it off", flag))
+		}
+	}
 	switch {
 	case prefixOf(name, "ipoib"):
 		f.Name = "ipoib"
 		e.conf.isIPoIB = true
+		valueIgnored("ipoib")
 	case prefixOf(name, "defmember"):
 		f.Name = "defmember"
 		ms, ok := membershipWord(val) // partition_add_flag matches as partition_add_port does
@@ -557,6 +565,7 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 	case name == "indx0":
 		f.Name = "indx0"
 		e.conf.indx0 = true
+		valueIgnored("indx0")
 	default:
 		e.finding(check.SeverityWarning, fAt, "unknown-flag", fmt.Sprintf("unknown partition flag %q: OpenSM ignores it", f.Text),
 			"flags: ipoib, indx0, defmember=, mtu=, rate=, sl=, scope=, Q_Key=, TClass=, FlowLabel=")
