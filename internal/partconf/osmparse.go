@@ -698,6 +698,9 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityError, Pos: idPos, Rule: "key-zero",
 				Message: fmt.Sprintf("key %s is 0 after OpenSM truncates it to 16 bits and drops the top bit: OpenSM silently generates a key instead", id),
 				Action:  "choose a key between 0x0001 and 0x7ffe"})
+		case id[0] == '-':
+			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityError, Pos: idPos, Rule: "key-too-large",
+				Message: fmt.Sprintf("key %s is negative: OpenSM's strtoul wraps it around 2^64 and keeps the low 15 bits, key %s", id, key), Action: "write the 15-bit key, at most 0x7fff"})
 		case v > 0xffff:
 			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityError, Pos: idPos, Rule: "key-too-large",
 				Message: fmt.Sprintf("key %s is wider than 16 bits: OpenSM truncates it to %s", id, key), Action: "write the 15-bit key, at most 0x7fff"})
