@@ -353,6 +353,16 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 			byGUID[m.GUID] = seenMember{eff, int32(mi)}
 		}
 	}
+	if len(p.Members) == 0 && first >= 0 {
+		// osm_prtn_make_partitions deletes every partition without a member once the
+		// file is read, and osm_prtn_delete its multicast groups.
+		groups := ""
+		if len(p.Groups) > 0 {
+			groups = ", and with it the multicast groups it makes"
+		}
+		f.warn(p.Defs[first].Pos, "no-members", fmt.Sprintf("partition %s (%s) has no member: OpenSM deletes it after reading the file%s; no port gets its key", p.Key, p.Name, groups),
+			"list its ports after ':' (a port GUID, ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS or SELF), or remove the definition")
+	}
 	if !full && len(p.Members) > 0 {
 		pos := p.Defs[0].Pos
 		if first >= 0 {

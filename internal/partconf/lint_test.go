@@ -42,6 +42,8 @@ func TestLintRules(t *testing.T) {
 		{"no-default", check.SeverityWarning, "a=0x10 : 0x1=full;\n", LintOptions{}, "1:1"},
 		{"sm-limited", check.SeverityWarning, "Default=0x7fff : ALL=limited;\n", LintOptions{}, "1:18"},
 		{"generated-key", check.SeverityWarning, def + "a : 0x1=full;\n", LintOptions{}, "2:1"},
+		{"no-members", check.SeverityWarning, def + "a=0x10 : ;\n", LintOptions{}, "2:1"},
+		{"no-members", check.SeverityWarning, def + "a=0x10, ipoib : NONE;\nb=0x20 : 0x1=full;\n", LintOptions{}, "2:1"},
 		{"ambiguous-name", check.SeverityWarning, def + "a=0x150 : 0x1;\na=0x106 : 0x2;\na : 0x3=full;\n", LintOptions{}, "4:1"},
 		{"ambiguous-name", check.SeverityWarning, def + "Default=0x2 : 0x1;\nDefault : 0x3=full;\n", LintOptions{}, "3:1"},
 		{"unknown-flag", check.SeverityWarning, def + "a=0x10, indx : 0x1=full;\n", LintOptions{}, "2:9"},
