@@ -113,3 +113,47 @@ func TestLabMGIDBeforeBroadcast(t *testing.T) {
 	}
 	t.Errorf("no mgid-refused finding at line 3 that names the next sweep: %v", c.Findings)
 }
+
+// TestLabSLWithoutQoS: OpenSM 3.3.23 without QoS (the default) gives a partition's
+// sl= to none of its groups (partition_create sets it to 0 first: the IPoIB broadcast
+// group and an mgid= group that inherits it get SL 0), while an mgid= line's own sl=
+// is kept. The model's groups must have the SLs the SA reports, and the lint must
+// say that sl=3 is dropped.
+func TestLabSLWithoutQoS(t *testing.T) {
+	needLab(t)
+	net := filepath.Join(t.TempDir(), "net")
+	topo := "caguid=0x2c90300000100\nHca 2 \"Hca1\"\n[1] \"Hca2\"[1]\n[2] \"Hca2\"[2]\n\n" +
+		"caguid=0x2c90300000200\nHca 2 \"Hca2\"\n[1] \"Hca1\"[1]\n[2] \"Hca1\"[2]\n"
+	if err := os.WriteFile(net, []byte(topo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := ibsimlab.Start(t, net, &ibsimlab.Options{ToolNode: "Hca1"})
+	conf := "Default=0x7fff, ipoib : ALL=full ;\np=0x10, ipoib, sl=3 :\n mgid=ff12::7\n mgid=ff12::8,sl=5\n ALL=full ;\n"
+	l.StartOpenSMDaemon(t, conf)
+	c := Parse("p.conf", []byte(conf))
+	groups := c.Partition(0x10).Groups
+	if len(groups) != 3 {
+		t.Fatalf("model: %d groups of 0x0010, want 3 (broadcast, ff12::7, ff12::8)", len(groups))
+	}
+	for _, g := range groups {
+		out, err := l.ToolAt("Hca2", "saquery", "--mgid", g.MGID.String(), "MCMR")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sl string
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "SL"); ok {
+				sl = strings.TrimLeft(v, ".")
+			}
+		}
+		if want := fmt.Sprintf("0x%x", g.SL); sl != want {
+			t.Errorf("group %s: the SA reports SL %q, the model %s", g.MGID, sl, want)
+		}
+	}
+	for _, f := range c.Findings {
+		if f.Rule == "sl-without-qos" && f.Pos.Line == 2 {
+			return
+		}
+	}
+	t.Errorf("no sl-without-qos finding at line 2: %v", c.Findings)
+}

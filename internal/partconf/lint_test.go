@@ -50,6 +50,7 @@ func TestLintRules(t *testing.T) {
 		{"unknown-membership", check.SeverityWarning, def + "a=0x10 : 0x1=Full;\n", LintOptions{}, "2:14"},
 		{"bad-flag", check.SeverityWarning, def + "a=0x10, defmember=yes : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"bad-flag", check.SeverityWarning, def + "a=0x10, ipoib=0 : 0x1=full;\n", LintOptions{}, "2:9"},
+		{"sl-without-qos", check.SeverityWarning, def + "a=0x10, ipoib, sl=3 : 0x1=full;\n", LintOptions{}, "2:1"},
 		{"bad-flag", check.SeverityWarning, def + "a=0x10, indx0=no : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"bad-group-flag", check.SeverityWarning, def + "a=0x10, ipoib, mtu=4x : 0x1=full;\n", LintOptions{}, "2:20"},
 		{"bad-group-flag", check.SeverityWarning, def + "a=0x10 :\n mgid=ff12::1,rate=3junk\n , 0x1=full;\n", LintOptions{}, "3:20"},

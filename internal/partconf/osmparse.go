@@ -770,7 +770,11 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	c.Definitions = append(c.Definitions, d)
 	e.conf.def = d
 	// partition_create: without QoS (ibkey models OpenSM without it) the SL is
-	// forced to the default (0).
+	// forced to the default (0), logged only at debug level ("Overriding SL").
+	if sl := e.conf.flags.SL; sl != 0 {
+		e.finding(check.SeverityWarning, defAt, "sl-without-qos", fmt.Sprintf("partition %s (%s) has sl=%d, but OpenSM without QoS (qos FALSE in opensm.conf, its default) sets a partition's SL to 0, and with it the SL of its IPoIB broadcast group and of the mgid= groups that inherit it; with qos TRUE it keeps sl=%d", part.Key, part.Name, sl, sl),
+			fmt.Sprintf("run OpenSM with qos TRUE, or give a group its SL on its mgid= line (mgid=GID,sl=%d), which OpenSM keeps", sl))
+	}
 	e.conf.flags.SL = 0
 	if e.conf.isIPoIB {
 		// The IPoIB broadcast group: ff12:401b:PKEY::ffff:ffff, with the partition's
