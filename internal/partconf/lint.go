@@ -109,8 +109,16 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 		// A rejected file is replaced by the fallback, whose Default is ALL=full: the
 		// missing Default line then adds nothing.
 		if !c.HasDefault && !c.Rejected {
+			named := ""
+			if i := slices.IndexFunc(c.Definitions, func(d *Definition) bool { return !d.Implicit && strings.EqualFold(d.Name, "Default") }); i >= 0 {
+				// `Default=0x10` or `default : ...`: a partition of its own
+				// (osm_prtn_make_new finds a partition by key, or by the exact name
+				// when no key is written, strncmp).
+				d := c.Definitions[i]
+				named = fmt.Sprintf(" (the definition named %q at %s is partition %s, not the default partition: that is key 0x7fff, and a definition without a key finds it by the exact name Default)", d.Name, d.Pos, d.Key)
+			}
 			f.warn(check.FilePos{File: c.File, Line: 1, Col: 1}, "no-default",
-				"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff), and it makes no IPoIB broadcast group for it, so every host's ib0 stays without carrier",
+				"no Default partition line"+named+": OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff), and it makes no IPoIB broadcast group for it, so every host's ib0 stays without carrier",
 				"add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)")
 		}
 		if c.HasDefault && !c.Rejected {

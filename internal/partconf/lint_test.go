@@ -318,3 +318,25 @@ func TestLintTablesAgainstModel(t *testing.T) {
 		t.Fatalf("%d ports over their table and %d within it: the generator should give both", over, fits)
 	}
 }
+
+// A definition named Default that is not the default partition (another key, or no
+// key and another case: OpenSM matches the name exactly) is named by the no-default
+// warning, with the partition it is.
+func TestLintNoDefaultNamesTheLookAlike(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Default=0x10, ipoib : ALL=full;\n", `"Default" at p.conf:1:1 is partition 0x0010`},
+		{"a=0x20 : ALL=full;\ndefault, ipoib : ALL=full;\n", `"default" at p.conf:2:1 is partition 0x0001`},
+	} {
+		var got []string
+		for _, f := range Lint(Parse("p.conf", []byte(c.in)), LintOptions{}) {
+			if f.Rule == "no-default" && strings.Contains(f.Message, c.want) {
+				got = nil
+				break
+			}
+			got = append(got, f.String())
+		}
+		if got != nil {
+			t.Errorf("%q: no no-default naming %s in:\n%s", c.in, c.want, strings.Join(got, "\n"))
+		}
+	}
+}
