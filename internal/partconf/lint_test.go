@@ -340,3 +340,16 @@ func TestLintNoDefaultNamesTheLookAlike(t *testing.T) {
 		}
 	}
 }
+
+// An empty item among a definition's flags is OpenSM's mtu without a value: the
+// finding says it is an empty flag, not an mtu written without a number.
+func TestLintEmptyFlag(t *testing.T) {
+	for _, in := range []string{"p=0x10, , ipoib : ALL=full;\n", "p=0x10, ipoib, : ALL=full;\n"} {
+		fs := Lint(Parse("p.conf", []byte("Default=0x7fff, ipoib : ALL=full;\n"+in)), LintOptions{})
+		if !slices.ContainsFunc(fs, func(f check.Finding) bool {
+			return f.Rule == "bad-group-flag" && f.Pos.Line == 2 && strings.HasPrefix(f.Message, "an empty flag") && f.Action == "remove the extra comma"
+		}) {
+			t.Errorf("%q: no empty-flag finding in %v", in, fs)
+		}
+	}
+}

@@ -537,6 +537,14 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 	if vAt >= 0 {
 		f.Text += "=" + val
 	}
+	if name == "" && vAt < 0 {
+		// `, ,` or `, :`: parse_group_flag takes "" for mtu (a prefix of every flag,
+		// mtu is tried first), without a value: it logs and changes nothing.
+		e.finding(check.SeverityWarning, fAt, "bad-group-flag", "an empty flag (a comma with nothing before the next comma or ':'): OpenSM takes it for mtu without a value and logs \"flag 'mtu' requires valid value - skipped\"; nothing changes",
+			"remove the extra comma")
+		f.Name = "mtu"
+		return f
+	}
 	if g := e.groupFlag(&e.conf.flags, fAt, vAt); g != "" {
 		f.Name = g
 		return f
