@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ibkey/ibkey/internal/check"
 	ibsimlab "github.com/ibkey/ibkey/internal/lab"
 )
 
@@ -114,12 +116,13 @@ func TestLabMGIDBeforeBroadcast(t *testing.T) {
 	t.Errorf("no mgid-refused finding at line 3 that names the next sweep: %v", c.Findings)
 }
 
-// TestLabSLWithoutQoS: OpenSM 3.3.23 without QoS (the default) gives a partition's
-// sl= to none of its groups (partition_create sets it to 0 first: the IPoIB broadcast
-// group and an mgid= group that inherits it get SL 0), while an mgid= line's own sl=
-// is kept. The model's groups must have the SLs the SA reports, and the lint must
-// say that sl=3 is dropped.
-func TestLabSLWithoutQoS(t *testing.T) {
+// TestLabGroupValues: the SL, MTU and rate the SA reports for each group of a
+// partition are the model's. OpenSM 3.3.23 without QoS (the default) gives a
+// partition's sl= to none of its groups (partition_create sets it to 0 first: the
+// IPoIB broadcast group and an mgid= group that inherits it get SL 0), while an mgid=
+// line's own sl= is kept; a group asked for again (a second ipoib definition, an
+// mgid= line repeated) keeps the values it was made with. The lint says both.
+func TestLabGroupValues(t *testing.T) {
 	needLab(t)
 	net := filepath.Join(t.TempDir(), "net")
 	topo := "caguid=0x2c90300000100\nHca 2 \"Hca1\"\n[1] \"Hca2\"[1]\n[2] \"Hca2\"[2]\n\n" +
@@ -128,7 +131,8 @@ func TestLabSLWithoutQoS(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := ibsimlab.Start(t, net, &ibsimlab.Options{ToolNode: "Hca1"})
-	conf := "Default=0x7fff, ipoib : ALL=full ;\np=0x10, ipoib, sl=3 :\n mgid=ff12::7\n mgid=ff12::8,sl=5\n ALL=full ;\n"
+	conf := "Default=0x7fff, ipoib : ALL=full ;\np=0x10, ipoib, sl=3, mtu=5, rate=7 :\n mgid=ff12::7\n mgid=ff12::8,sl=5\n mgid=ff12::8,sl=6,mtu=2\n ALL=full ;\n" +
+		"p=0x10, ipoib, mtu=4 : ALL=full ;\n"
 	l.StartOpenSMDaemon(t, conf)
 	c := Parse("p.conf", []byte(conf))
 	groups := c.Partition(0x10).Groups
@@ -140,20 +144,28 @@ func TestLabSLWithoutQoS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sl string
+		got := map[string]string{}
 		for _, line := range strings.Split(out, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "SL"); ok {
-				sl = strings.TrimLeft(v, ".")
+			if name, v, ok := strings.Cut(strings.TrimSpace(line), "."); ok {
+				got[name] = strings.TrimLeft(v, ".")
 			}
 		}
-		if want := fmt.Sprintf("0x%x", g.SL); sl != want {
-			t.Errorf("group %s: the SA reports SL %q, the model %s", g.MGID, sl, want)
+		// mtu and rate carry the selector "exactly" (2) in their top two bits.
+		for _, f := range []struct {
+			name string
+			want int
+		}{{"SL", int(g.SL)}, {"mtu", 2<<6 | int(g.MTU)}, {"rate", 2<<6 | int(g.Rate)}} {
+			if want := fmt.Sprintf("0x%x", f.want); got[f.name] != want {
+				t.Errorf("group %s: the SA reports %s %q, the model %s", g.MGID, f.name, got[f.name], want)
+			}
 		}
 	}
-	for _, f := range c.Findings {
-		if f.Rule == "sl-without-qos" && f.Pos.Line == 2 {
-			return
+	for _, want := range []struct {
+		rule string
+		line int
+	}{{"sl-without-qos", 2}, {"group-exists", 5}, {"group-exists", 7}} {
+		if !slices.ContainsFunc(c.Findings, func(f check.Finding) bool { return f.Rule == want.rule && f.Pos.Line == want.line }) {
+			t.Errorf("no %s finding at line %d: %v", want.rule, want.line, c.Findings)
 		}
 	}
-	t.Errorf("no sl-without-qos finding at line 2: %v", c.Findings)
 }

@@ -51,6 +51,8 @@ func TestLintRules(t *testing.T) {
 		{"bad-flag", check.SeverityWarning, def + "a=0x10, defmember=yes : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"bad-flag", check.SeverityWarning, def + "a=0x10, ipoib=0 : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"sl-without-qos", check.SeverityWarning, def + "a=0x10, ipoib, sl=3 : 0x1=full;\n", LintOptions{}, "2:1"},
+		{"group-exists", check.SeverityWarning, def + "a=0x10, ipoib, mtu=5 : 0x1=full;\na=0x10, ipoib : 0x2=full;\n", LintOptions{}, "3:1"},
+		{"group-exists", check.SeverityWarning, def + "a=0x10 :\n mgid=ff12::9,rate=6\n mgid=ff12::9,sl=0\n 0x1=full;\n", LintOptions{}, "4:2"},
 		{"bad-flag", check.SeverityWarning, def + "a=0x10, indx0=no : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"bad-group-flag", check.SeverityWarning, def + "a=0x10, ipoib, mtu=4x : 0x1=full;\n", LintOptions{}, "2:20"},
 		{"bad-group-flag", check.SeverityWarning, def + "a=0x10 :\n mgid=ff12::1,rate=3junk\n , 0x1=full;\n", LintOptions{}, "3:20"},

@@ -1003,7 +1003,8 @@ func isIPMGID(gid [16]byte) bool {
 // mgroup_create, find-or-create for the broadcast group): the first one wins.
 func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFlags, pos check.FilePos, broadcast bool) {
 	if !broadcast {
-		if _, dup := e.c.groupByMGID[gid]; dup {
+		if old, dup := e.c.groupByMGID[gid]; dup {
+			e.groupExists(old, g, pos)
 			return
 		}
 	}
@@ -1020,6 +1021,9 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 		mg := gid
 		mg[1] = mg[1]&0xf0 | s
 		if old, dup := e.c.groupByMGID[mg]; dup {
+			if broadcast && old.Partition == p {
+				e.groupExists(old, g, pos)
+			}
 			// The MGID as written is no group's (checked above), with its scope it
 			// is: osm_prtn_add_mcgroup's find-or-create returns that group and
 			// track_mgrp_w_partition adds it to this partition's list too. With a
@@ -1056,6 +1060,28 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 		e.c.groupByMGID[mg] = grp
 		p.Groups = append(p.Groups, grp)
 	}
+}
+
+// groupExists warns when a group is asked for again (a second ipoib definition of a
+// partition, an mgid= line repeated) with other values than it was made with: OpenSM
+// keeps the group as it is (mgroup_create skips an MGID that exists;
+// osm_mcmr_rcv_find_or_create_new_mgrp returns it), so the later values are lost.
+func (e *emu) groupExists(old *MGroup, g groupFlags, pos check.FilePos) {
+	var differ []string
+	for _, v := range []struct {
+		name     string
+		was, now uint32
+	}{{"mtu", old.RawMTU, g.MTU}, {"rate", old.RawRate, g.Rate}, {"sl", uint32(old.SL), g.SL}, {"Q_Key", old.QKey, g.QKey}} {
+		if v.was != v.now {
+			differ = append(differ, fmt.Sprintf("%s %d, not %d", v.name, v.was, v.now))
+		}
+	}
+	if len(differ) == 0 {
+		return
+	}
+	e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityWarning, Pos: pos, Rule: "group-exists",
+		Message: fmt.Sprintf("multicast group %s already exists (made at %s): OpenSM keeps it as it was made, with %s", old.MGID, old.Pos, strings.Join(differ, ", ")),
+		Action:  "give the group's flags once, where it is first made"})
 }
 
 // crashes records that OpenSM crashes (or may crash) on the file, the first cause:
