@@ -355,3 +355,15 @@ func TestLintEmptyFlag(t *testing.T) {
 		}
 	}
 }
+
+// A name that starts with a digit and has no =key is the key (partition_create): when it
+// is not a number the error and the headline point at it, and say so.
+func TestLintDigitName(t *testing.T) {
+	fs := Lint(Parse("p.conf", []byte("Default=0x7fff, ipoib : ALL=full;\n  1st : ALL=full;\n")), LintOptions{})
+	if len(fs) < 2 || fs[0].Rule != "file-rejected" || fs[0].Pos.String() != "p.conf:2:3" {
+		t.Fatalf("want the headline at p.conf:2:3: %v", fs)
+	}
+	if f := fs[1]; f.Rule != "opensm-rejects" || f.Pos.String() != "p.conf:2:3" || !strings.Contains(f.Message, "starts with a digit") || strings.Contains(f.Message, "earlier, longer line") {
+		t.Errorf("want the error at p.conf:2:3 saying the name starts with a digit: %v", f)
+	}
+}

@@ -694,10 +694,13 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 		d.KeyText = id
 		v, used := strtoull(id)
 		if used == 0 || used != len(id) {
-			e.abort(idAt, "bad partition definition", fmt.Sprintf("partition key %q is not a number: OpenSM rejects the definition", id), "write the key in hex, e.g. =0x0010")
 			if !hasName {
-				e.c.Findings[len(e.c.Findings)-1].Pos = idPos
+				// partition_create: a name starting with a digit, without =key, is the key.
+				e.abort(nameAt, "bad partition definition", fmt.Sprintf("%q starts with a digit and has no =key, so OpenSM reads it as the partition key, which is not a number: OpenSM rejects the definition", id),
+					"start the name with a letter, or write name=key (e.g. "+id+"=0x0010)")
+				return false
 			}
+			e.abort(idAt, "bad partition definition", fmt.Sprintf("partition key %q is not a number: OpenSM rejects the definition", id), "write the key in hex, e.g. =0x0010")
 			return false
 		}
 		key = check.PartitionKey(uint16(v) & 0x7fff) // cl_hton16((uint16_t)strtoul(id)), then & ~0x8000
