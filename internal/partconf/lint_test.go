@@ -367,3 +367,14 @@ func TestLintDigitName(t *testing.T) {
 		t.Errorf("want the error at p.conf:2:3 saying the name starts with a digit: %v", f)
 	}
 }
+
+// The missing ';' is said at the last definition, as what it is: not as something
+// OpenSM read from its line buffer's leftovers.
+func TestLintMissingSemicolonWords(t *testing.T) {
+	fs := Lint(Parse("p.conf", []byte("Default=0x7fff, ipoib : ALL=full;\n  p=0x10 : 0x1=full")), LintOptions{})
+	if !slices.ContainsFunc(fs, func(f check.Finding) bool {
+		return f.Rule == "missing-semicolon" && f.Pos.String() == "p.conf:2:3" && !strings.Contains(f.Message, "earlier, longer line")
+	}) {
+		t.Errorf("want missing-semicolon at p.conf:2:3 without the line-buffer words: %v", fs)
+	}
+}

@@ -312,9 +312,8 @@ func parse(file string, data string, kept []keptPartition) *Config {
 		e.off = off
 	}
 	if e.conf != nil && e.conf.def != nil && !e.dead {
-		e.finding(check.SeverityWarning, -1, "missing-semicolon",
-			"the last definition has no ';': OpenSM applies it anyway at end of file", "end the member list with ';'")
-		c.Findings[len(c.Findings)-1].Pos = e.conf.def.Pos
+		c.Findings = append(c.Findings, check.Finding{Severity: check.SeverityWarning, Pos: e.conf.def.Pos, Rule: "missing-semicolon",
+			Message: "the last definition has no ';': OpenSM applies it anyway at end of file", Action: "end the member list with ';'"})
 	}
 	if parsed == 0 && !c.Rejected {
 		// osm_prtn_config_parse_file returns 1 when nothing was parsed: OpenSM logs
