@@ -351,6 +351,12 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 		if m.Membership == FlagBoth && !opt.AllowBoth && m.Explicit() {
 			f.add(check.SeverityWarning, m.Pos(), kindBothItem, pi, int32(mi), 0)
 		}
+		if m.Kind == KindAll && eff == FlagLimited {
+			// ALL names every port, and the last item naming a port wins: the full
+			// items before it are limited now (osm_prtn_add_port replaces a port's
+			// membership; with -W manage_membership_change empties the full table).
+			full = false
+		}
 		if eff != FlagLimited {
 			full = true
 		}
