@@ -50,6 +50,8 @@ func TestLintRules(t *testing.T) {
 		{"ambiguous-name", check.SeverityWarning, def + "Default=0x2 : 0x1;\nDefault : 0x3=full;\n", LintOptions{}, "3:1"},
 		{"unknown-flag", check.SeverityWarning, def + "a=0x10, indx : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"unknown-membership", check.SeverityWarning, def + "a=0x10 : 0x1=Full;\n", LintOptions{}, "2:14"},
+		{"empty-membership", check.SeverityWarning, def + "a=0x10 : 0x1=, 0x2;\n", LintOptions{}, "2:14"},
+		{"empty-membership", check.SeverityWarning, def + "a=0x10, defmember= : 0x1, 0x2;\n", LintOptions{}, "2:9"},
 		{"bad-flag", check.SeverityWarning, def + "a=0x10, defmember=yes : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"bad-flag", check.SeverityWarning, def + "a=0x10, ipoib=0 : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"sl-without-qos", check.SeverityWarning, def + "a=0x10, ipoib, sl=3 : 0x1=full;\n", LintOptions{}, "2:1"},

@@ -568,6 +568,10 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 				"write defmember=full or defmember=limited")
 			break
 		}
+		if val == "" {
+			e.finding(check.SeverityWarning, fAt, "empty-membership", "defmember= has nothing after '=': OpenSM reads the empty word as full (a prefix of \"full\"): the members of this definition default to full",
+				"write defmember=full or defmember=limited")
+		}
 		e.conf.membership = ms
 	case name == "indx0":
 		f.Name = "indx0"
@@ -826,6 +830,11 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 		m.text = e.joined(nameAt, name, flagAt, flag)
 		m.explicit = true
 		mf, ok := membershipWord(flag)
+		if flag == "" {
+			// strncmp(flag, "full", strlen(flag)): "" is a prefix of every word.
+			e.finding(check.SeverityWarning, flagAt, "empty-membership", fmt.Sprintf("%s= has nothing after '=': OpenSM reads the empty word as full (a prefix of \"full\"), not limited as for an item without '='", name),
+				"write =full, or drop the '=' for the definition's default (limited unless defmember=)")
+		}
 		if !ok {
 			e.finding(check.SeverityWarning, flagAt, "unknown-membership", fmt.Sprintf("membership %q is not full, limited or both: OpenSM makes the port limited", flag),
 				"write =full, =limited or =both (lower case)")
