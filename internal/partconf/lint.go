@@ -351,6 +351,9 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 		if m.Membership == FlagBoth && !opt.AllowBoth && m.Explicit() {
 			f.add(check.SeverityWarning, m.Pos(), kindBothItem, pi, int32(mi), 0)
 		}
+		if m.Kind == KindAll && !m.Def.Implicit {
+			f.lintOverridden(p, m, eff, byGUID)
+		}
 		if m.Kind == KindAll && eff == FlagLimited {
 			// ALL names every port, and the last item naming a port wins: the full
 			// items before it are limited now (osm_prtn_add_port replaces a port's
@@ -397,6 +400,35 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 			f.add(check.SeverityWarning, p.Members[last].Pos(), kindSMLimited, pi, int32(last), 0)
 		}
 	}
+}
+
+// lintOverridden warns when an ALL item gives ports that earlier items of the partition
+// named another membership: ALL names every port and the last item naming a port wins
+// (osm_prtn_add_port; with -W manage_membership_change), so those items have no
+// effect. byGUID (the earlier items by port) is then cleared: from here every port has
+// ALL's membership.
+func (f *Findings) lintOverridden(p *Partition, all *Member, eff MemberFlag, byGUID map[check.GUID]seenMember) {
+	n, first := 0, int32(-1)
+	for _, s := range byGUID {
+		if s.m != eff {
+			n++
+			if first < 0 || s.at < first {
+				first = s.at
+			}
+		}
+	}
+	clear(byGUID)
+	if n == 0 {
+		return
+	}
+	fm := &p.Members[first]
+	items := "an earlier item"
+	if n > 1 {
+		items = fmt.Sprintf("%d earlier items", n)
+	}
+	f.warn(all.Pos(), "conflicting-membership", fmt.Sprintf("%s makes every port a %s member of partition %s, overriding %s that named a port %s (first %s at %s): OpenSM uses the last item naming a port",
+		all.Text(), eff, p.Key, items, fm.Membership.Effective(f.opt.AllowBoth), fm.Text(), fm.Pos()),
+		"put ALL first and the ports that differ after it")
 }
 
 // lintTables counts the entries each explicitly listed port needs. Keyword members (ALL,

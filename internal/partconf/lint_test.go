@@ -37,6 +37,7 @@ func TestLintRules(t *testing.T) {
 		{"no-full-member", check.SeverityWarning, def + "a=0x300 : SELF=full ;\na=0x300 : ALL=limited ;\n", LintOptions{}, "2:1"},
 		{"no-full-member", check.SeverityWarning, def + "a=0x300 : 0x1=both, ALL ;\n", LintOptions{AllowBoth: true}, "2:1"},
 		{"conflicting-membership", check.SeverityWarning, def + "a=0x10 : 0x1=full,\n 0x2, 0x1=limited;\n", LintOptions{}, "3:7"},
+		{"conflicting-membership", check.SeverityWarning, def + "a=0x10 : 0x1=full, 0x2=full,\n ALL=limited, 0x3=full;\n", LintOptions{}, "3:2"},
 		{"table-overflow", check.SeverityWarning, def + overflowing(3, 0x5), LintOptions{TableSize: 3}, "4:13"},
 		{"table-overflow", check.SeverityWarning, def + "a=0x10 : ALL;\nb=0x20 : ALL_CAS;\n", LintOptions{TableSize: 2}, "1:1"},
 		{"both-without-W", check.SeverityWarning, def + "a=0x10 : 0x1=both;\n", LintOptions{}, "2:10"},
