@@ -684,13 +684,13 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	name := b.str(nameAt)
 	hasName := true
 	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Scopes: uint16(e.conf.flags.ScopeMask), Indx0: e.conf.indx0, DefMember: e.conf.membership}
-	id, idPos := "", check.FilePos{}
+	id, keyAt := "", idAt // the key's text and its index in the buffer
 	hasID := idAt >= 0
 	if hasID {
-		id, idPos = b.str(idAt), e.pos(idAt)
+		id = b.str(idAt)
 	}
 	if !hasID && name != "" && name[0] >= '0' && name[0] <= '9' {
-		id, idPos, hasID, hasName, d.Name = name, e.pos(nameAt), true, false, ""
+		id, keyAt, hasID, hasName, d.Name = name, nameAt, true, false, ""
 	}
 	var key check.PartitionKey
 	if hasID {
@@ -699,29 +699,27 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 		if used == 0 || used != len(id) {
 			if !hasName {
 				// partition_create: a name starting with a digit, without =key, is the key.
-				e.abort(nameAt, "bad partition definition", fmt.Sprintf("%q starts with a digit and has no =key, so OpenSM reads it as the partition key, which is not a number: OpenSM rejects the definition", id),
+				e.abort(keyAt, "bad partition definition", fmt.Sprintf("%q starts with a digit and has no =key, so OpenSM reads it as the partition key, which is not a number: OpenSM rejects the definition", id),
 					"start the name with a letter, or write name=key (e.g. "+id+"=0x0010)")
 				return false
 			}
-			e.abort(idAt, "bad partition definition", fmt.Sprintf("partition key %q is not a number: OpenSM rejects the definition", id), "write the key in hex, e.g. =0x0010")
+			e.abort(keyAt, "bad partition definition", fmt.Sprintf("partition key %q is not a number: OpenSM rejects the definition", id), "write the key in hex, e.g. =0x0010")
 			return false
 		}
 		key = check.PartitionKey(uint16(v) & 0x7fff) // cl_hton16((uint16_t)strtoul(id)), then & ~0x8000
 		switch {
 		case key == 0:
-			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityError, Pos: idPos, Rule: "key-zero",
-				Message: fmt.Sprintf("key %s is 0 after OpenSM truncates it to 16 bits and drops the top bit: OpenSM silently generates a key instead", id),
-				Action:  "choose a key between 0x0001 and 0x7ffe"})
+			e.finding(check.SeverityError, keyAt, "key-zero", fmt.Sprintf("key %s is 0 after OpenSM truncates it to 16 bits and drops the top bit: OpenSM silently generates a key instead", id),
+				"choose a key between 0x0001 and 0x7ffe")
 		case id[0] == '-':
-			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityError, Pos: idPos, Rule: "key-too-large",
-				Message: fmt.Sprintf("key %s is negative: OpenSM's strtoul wraps it around 2^64 and keeps the low 15 bits, key %s", id, key), Action: "write the 15-bit key, at most 0x7fff"})
+			e.finding(check.SeverityError, keyAt, "key-too-large", fmt.Sprintf("key %s is negative: OpenSM's strtoul wraps it around 2^64 and keeps the low 15 bits, key %s", id, key),
+				"write the 15-bit key, at most 0x7fff")
 		case v > 0xffff:
-			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityError, Pos: idPos, Rule: "key-too-large",
-				Message: fmt.Sprintf("key %s is wider than 16 bits: OpenSM truncates it to %s", id, key), Action: "write the 15-bit key, at most 0x7fff"})
+			e.finding(check.SeverityError, keyAt, "key-too-large", fmt.Sprintf("key %s is wider than 16 bits: OpenSM truncates it to %s", id, key),
+				"write the 15-bit key, at most 0x7fff")
 		case v&0x8000 != 0:
-			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityWarning, Pos: idPos, Rule: "key-top-bit",
-				Message: fmt.Sprintf("key %s has the membership bit set: OpenSM ignores it, the key is %s", id, key),
-				Action:  fmt.Sprintf("write =%s; membership is set per member with =full/=limited", key)})
+			e.finding(check.SeverityWarning, keyAt, "key-top-bit", fmt.Sprintf("key %s has the membership bit set: OpenSM ignores it, the key is %s", id, key),
+				fmt.Sprintf("write =%s; membership is set per member with =full/=limited", key))
 		}
 	}
 	c := e.c
