@@ -185,6 +185,14 @@ func (e *emu) pos(i int) check.FilePos {
 	return check.FilePos{File: e.c.File, Line: e.line}
 }
 
+// place is pos for what the model keeps (a definition, an item, a group): a byte
+// past the current piece is placed at column 1 of the line.
+func (e *emu) place(i int) check.FilePos {
+	p := e.pos(i)
+	p.Col = max(p.Col, 1)
+	return p
+}
+
 func (e *emu) finding(sev check.Severity, at int, rule, msg, hint string) {
 	p := e.pos(at)
 	if p.Col == 0 {
@@ -683,7 +691,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	b := &e.buf
 	name := b.str(nameAt)
 	hasName := true
-	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Scopes: uint16(e.conf.flags.ScopeMask), Indx0: e.conf.indx0, DefMember: e.conf.membership}
+	d := &Definition{Pos: e.place(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Scopes: uint16(e.conf.flags.ScopeMask), Indx0: e.conf.indx0, DefMember: e.conf.membership}
 	id, keyAt := "", idAt // the key's text and its index in the buffer
 	hasID := idAt >= 0
 	if hasID {
@@ -821,7 +829,7 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 	}
 	d := e.conf.def
 	m := &Member{Def: d, Membership: e.conf.membership, indx0: e.conf.indx0, text: name}
-	p := e.pos(nameAt)
+	p := e.place(nameAt)
 	m.line, m.col = int32(p.Line), int32(p.Col)
 	if flagAt >= 0 {
 		flag := b.str(flagAt)
@@ -878,7 +886,7 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 		// inet_pton(AF_INET6, NULL, ...): OpenSM dereferences a NULL pointer.
 		e.finding(check.SeverityError, nameAt, "mgid-crash", "`mgid` without '=GID': OpenSM 3.3.23 passes a NULL pointer to inet_pton and crashes (segmentation fault)",
 			"write mgid=GID, e.g. mgid=ff12:401b::1")
-		e.crashes("OpenSM crashes on `mgid` without a value", e.pos(nameAt))
+		e.crashes("OpenSM crashes on `mgid` without a value", e.place(nameAt))
 		return 0
 	}
 	text := b.str(valAt)
@@ -956,7 +964,7 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 		gid[4], gid[5] = byte(full>>8), byte(full)
 		g.QKey = cmp.Or(g.QKey, ipoibQKey)
 	}
-	e.createGroups(d.Partition, d, gid, g, e.pos(nameAt), false)
+	e.createGroups(d.Partition, d, gid, g, e.place(nameAt), false)
 	return n
 }
 
