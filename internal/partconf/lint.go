@@ -109,8 +109,16 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 		// A rejected file is replaced by the fallback, whose Default is ALL=full: the
 		// missing Default line then adds nothing.
 		if !c.HasDefault && !c.Rejected {
+			named := ""
+			if i := slices.IndexFunc(c.Definitions, func(d *Definition) bool { return !d.Implicit && strings.EqualFold(d.Name, "Default") }); i >= 0 {
+				// `Default=0x10` or `default : ...`: a partition of its own
+				// (osm_prtn_make_new finds a partition by key, or by the exact name
+				// when no key is written, strncmp).
+				d := c.Definitions[i]
+				named = fmt.Sprintf(" (the definition named %q at %s is partition %s, not the default partition: that is key 0x7fff, and a definition without a key finds it by the exact name Default)", d.Name, d.Pos, d.Key)
+			}
 			f.warn(check.FilePos{File: c.File, Line: 1, Col: 1}, "no-default",
-				"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff), and it makes no IPoIB broadcast group for it, so every host's ib0 stays without carrier",
+				"no Default partition line"+named+": OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff), and it makes no IPoIB broadcast group for it, so every host's ib0 stays without carrier",
 				"add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)")
 		}
 		if c.HasDefault && !c.Rejected {
@@ -343,6 +351,15 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 		if m.Membership == FlagBoth && !opt.AllowBoth && m.Explicit() {
 			f.add(check.SeverityWarning, m.Pos(), kindBothItem, pi, int32(mi), 0)
 		}
+		if m.Kind == KindAll && !m.Def.Implicit {
+			f.lintOverridden(p, m, eff, byGUID)
+		}
+		if m.Kind == KindAll && eff == FlagLimited {
+			// ALL names every port, and the last item naming a port wins: the full
+			// items before it are limited now (osm_prtn_add_port replaces a port's
+			// membership; with -W manage_membership_change empties the full table).
+			full = false
+		}
 		if eff != FlagLimited {
 			full = true
 		}
@@ -352,6 +369,16 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 			}
 			byGUID[m.GUID] = seenMember{eff, int32(mi)}
 		}
+	}
+	if len(p.Members) == 0 && first >= 0 {
+		// osm_prtn_make_partitions deletes every partition without a member once the
+		// file is read, and osm_prtn_delete its multicast groups.
+		groups := ""
+		if len(p.Groups) > 0 {
+			groups = ", and with it the multicast groups it makes"
+		}
+		f.warn(p.Defs[first].Pos, "no-members", fmt.Sprintf("partition %s (%s) has no member: OpenSM deletes it after reading the file%s; no port gets its key", p.Key, p.Name, groups),
+			"list its ports after ':' (a port GUID, ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS or SELF), or remove the definition")
 	}
 	if !full && len(p.Members) > 0 {
 		pos := p.Defs[0].Pos
@@ -373,6 +400,35 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 			f.add(check.SeverityWarning, p.Members[last].Pos(), kindSMLimited, pi, int32(last), 0)
 		}
 	}
+}
+
+// lintOverridden warns when an ALL item gives ports that earlier items of the partition
+// named another membership: ALL names every port and the last item naming a port wins
+// (osm_prtn_add_port; with -W manage_membership_change), so those items have no
+// effect. byGUID (the earlier items by port) is then cleared: from here every port has
+// ALL's membership.
+func (f *Findings) lintOverridden(p *Partition, all *Member, eff MemberFlag, byGUID map[check.GUID]seenMember) {
+	n, first := 0, int32(-1)
+	for _, s := range byGUID {
+		if s.m != eff {
+			n++
+			if first < 0 || s.at < first {
+				first = s.at
+			}
+		}
+	}
+	clear(byGUID)
+	if n == 0 {
+		return
+	}
+	fm := &p.Members[first]
+	items := "an earlier item"
+	if n > 1 {
+		items = fmt.Sprintf("%d earlier items", n)
+	}
+	f.warn(all.Pos(), "conflicting-membership", fmt.Sprintf("%s makes every port a %s member of partition %s, overriding %s that named a port %s (first %s at %s): OpenSM uses the last item naming a port",
+		all.Text(), eff, p.Key, items, fm.Membership.Effective(f.opt.AllowBoth), fm.Text(), fm.Pos()),
+		"put ALL first and the ports that differ after it")
 }
 
 // lintTables counts the entries each explicitly listed port needs. Keyword members (ALL,

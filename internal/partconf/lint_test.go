@@ -27,11 +27,17 @@ func TestLintRules(t *testing.T) {
 		{"bad-member", check.SeverityError, def + "p=0x10 : host17=full;\n", LintOptions{}, "2:10"},
 		{"key-zero", check.SeverityError, def + "p=0x8000 : ALL;\n", LintOptions{}, "2:3"},
 		{"key-too-large", check.SeverityError, def + "p=0x18002 : ALL;\n", LintOptions{}, "2:3"},
+		{"key-too-large", check.SeverityError, def + "p=-0x10 : ALL;\n", LintOptions{}, "2:3"},
+		{"negative-guid", check.SeverityWarning, def + "p=0x10 : -0x0002c90300000211=full;\n", LintOptions{}, "2:10"},
+		{"octal-guid", check.SeverityWarning, def + "p=0x10 : +00000540100300000001021=full;\n", LintOptions{}, "2:10"},
 		{"key-top-bit", check.SeverityWarning, def + "p=0x8002 : ALL;\n", LintOptions{}, "2:3"},
 		{"duplicate-key", check.SeverityWarning, def + "a=0x10 : 0x1;\nb=0x8010 : 0x2;\n", LintOptions{}, "3:1"},
 		{"two-names", check.SeverityWarning, def + "a=0x10 : 0x1;\nb=0x10 : 0x2;\n", LintOptions{}, "3:1"},
 		{"no-full-member", check.SeverityWarning, def + "a=0x10 : 0x1, 0x2=limited;\n", LintOptions{}, "2:1"},
+		{"no-full-member", check.SeverityWarning, def + "a=0x300 : SELF=full ;\na=0x300 : ALL=limited ;\n", LintOptions{}, "2:1"},
+		{"no-full-member", check.SeverityWarning, def + "a=0x300 : 0x1=both, ALL ;\n", LintOptions{AllowBoth: true}, "2:1"},
 		{"conflicting-membership", check.SeverityWarning, def + "a=0x10 : 0x1=full,\n 0x2, 0x1=limited;\n", LintOptions{}, "3:7"},
+		{"conflicting-membership", check.SeverityWarning, def + "a=0x10 : 0x1=full, 0x2=full,\n ALL=limited, 0x3=full;\n", LintOptions{}, "3:2"},
 		{"table-overflow", check.SeverityWarning, def + overflowing(3, 0x5), LintOptions{TableSize: 3}, "4:13"},
 		{"table-overflow", check.SeverityWarning, def + "a=0x10 : ALL;\nb=0x20 : ALL_CAS;\n", LintOptions{TableSize: 2}, "1:1"},
 		{"both-without-W", check.SeverityWarning, def + "a=0x10 : 0x1=both;\n", LintOptions{}, "2:10"},
@@ -39,11 +45,25 @@ func TestLintRules(t *testing.T) {
 		{"no-default", check.SeverityWarning, "a=0x10 : 0x1=full;\n", LintOptions{}, "1:1"},
 		{"sm-limited", check.SeverityWarning, "Default=0x7fff : ALL=limited;\n", LintOptions{}, "1:18"},
 		{"generated-key", check.SeverityWarning, def + "a : 0x1=full;\n", LintOptions{}, "2:1"},
+		{"no-members", check.SeverityWarning, def + "a=0x10 : ;\n", LintOptions{}, "2:1"},
+		{"no-members", check.SeverityWarning, def + "a=0x10, ipoib : NONE;\nb=0x20 : 0x1=full;\n", LintOptions{}, "2:1"},
 		{"ambiguous-name", check.SeverityWarning, def + "a=0x150 : 0x1;\na=0x106 : 0x2;\na : 0x3=full;\n", LintOptions{}, "4:1"},
 		{"ambiguous-name", check.SeverityWarning, def + "Default=0x2 : 0x1;\nDefault : 0x3=full;\n", LintOptions{}, "3:1"},
 		{"unknown-flag", check.SeverityWarning, def + "a=0x10, indx : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"unknown-membership", check.SeverityWarning, def + "a=0x10 : 0x1=Full;\n", LintOptions{}, "2:14"},
+		{"empty-membership", check.SeverityWarning, def + "a=0x10 : 0x1=, 0x2;\n", LintOptions{}, "2:14"},
+		{"empty-membership", check.SeverityWarning, def + "a=0x10, defmember= : 0x1, 0x2;\n", LintOptions{}, "2:9"},
 		{"bad-flag", check.SeverityWarning, def + "a=0x10, defmember=yes : 0x1=full;\n", LintOptions{}, "2:9"},
+		{"bad-flag", check.SeverityWarning, def + "a=0x10, ipoib=0 : 0x1=full;\n", LintOptions{}, "2:9"},
+		{"sl-without-qos", check.SeverityWarning, def + "a=0x10, ipoib, sl=3 : 0x1=full;\n", LintOptions{}, "2:1"},
+		{"group-exists", check.SeverityWarning, def + "a=0x10, ipoib, mtu=5 : 0x1=full;\na=0x10, ipoib : 0x2=full;\n", LintOptions{}, "3:1"},
+		{"group-exists", check.SeverityWarning, def + "a=0x10 :\n mgid=ff12::9,rate=6\n mgid=ff12::9,sl=0\n 0x1=full;\n", LintOptions{}, "4:2"},
+		{"bad-flag", check.SeverityWarning, def + "a=0x10, indx0=no : 0x1=full;\n", LintOptions{}, "2:9"},
+		{"bad-group-flag", check.SeverityWarning, def + "a=0x10, ipoib, mtu=4x : 0x1=full;\n", LintOptions{}, "2:20"},
+		{"bad-group-flag", check.SeverityWarning, def + "a=0x10 :\n mgid=ff12::1,rate=3junk\n , 0x1=full;\n", LintOptions{}, "3:20"},
+		{"bad-group-flag", check.SeverityWarning, def + "a=0x10, ipoib, Q_Key= : 0x1=full;\n", LintOptions{}, "2:16"},
+		{"bad-group-flag", check.SeverityWarning, def + "a=0x10, ipoib, TClass=256 : 0x1=full;\n", LintOptions{}, "2:16"},
+		{"bad-group-flag", check.SeverityWarning, def + "a=0x10, ipoib, scope=5x : 0x1=full;\n", LintOptions{}, "2:22"},
 		{"missing-semicolon", check.SeverityWarning, def + "a=0x10 : 0x1=full", LintOptions{}, "2:1"},
 		{"mgid-swallows", check.SeverityWarning, def + "a=0x10 : mgid=ff12::1, 0x1=full\n, 0x2=full;", LintOptions{}, "2:24"},
 		{"mgid-comment", check.SeverityWarning, def + "a=0x10 :\n mgid=ff12::1 # IGMP\n , 0x1=full;", LintOptions{}, "3:17"},
@@ -303,5 +323,63 @@ func TestLintTablesAgainstModel(t *testing.T) {
 	}
 	if over < 100 || fits < 100 {
 		t.Fatalf("%d ports over their table and %d within it: the generator should give both", over, fits)
+	}
+}
+
+// A definition named Default that is not the default partition (another key, or no
+// key and another case: OpenSM matches the name exactly) is named by the no-default
+// warning, with the partition it is.
+func TestLintNoDefaultNamesTheLookAlike(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Default=0x10, ipoib : ALL=full;\n", `"Default" at p.conf:1:1 is partition 0x0010`},
+		{"a=0x20 : ALL=full;\ndefault, ipoib : ALL=full;\n", `"default" at p.conf:2:1 is partition 0x0001`},
+	} {
+		var got []string
+		for _, f := range Lint(Parse("p.conf", []byte(c.in)), LintOptions{}) {
+			if f.Rule == "no-default" && strings.Contains(f.Message, c.want) {
+				got = nil
+				break
+			}
+			got = append(got, f.String())
+		}
+		if got != nil {
+			t.Errorf("%q: no no-default naming %s in:\n%s", c.in, c.want, strings.Join(got, "\n"))
+		}
+	}
+}
+
+// An empty item among a definition's flags is OpenSM's mtu without a value: the
+// finding says it is an empty flag, not an mtu written without a number.
+func TestLintEmptyFlag(t *testing.T) {
+	for _, in := range []string{"p=0x10, , ipoib : ALL=full;\n", "p=0x10, ipoib, : ALL=full;\n"} {
+		fs := Lint(Parse("p.conf", []byte("Default=0x7fff, ipoib : ALL=full;\n"+in)), LintOptions{})
+		if !slices.ContainsFunc(fs, func(f check.Finding) bool {
+			return f.Rule == "bad-group-flag" && f.Pos.Line == 2 && strings.HasPrefix(f.Message, "an empty flag") && f.Action == "remove the extra comma"
+		}) {
+			t.Errorf("%q: no empty-flag finding in %v", in, fs)
+		}
+	}
+}
+
+// A name that starts with a digit and has no =key is the key (partition_create): when it
+// is not a number the error and the headline point at it, and say so.
+func TestLintDigitName(t *testing.T) {
+	fs := Lint(Parse("p.conf", []byte("Default=0x7fff, ipoib : ALL=full;\n  1st : ALL=full;\n")), LintOptions{})
+	if len(fs) < 2 || fs[0].Rule != "file-rejected" || fs[0].Pos.String() != "p.conf:2:3" {
+		t.Fatalf("want the headline at p.conf:2:3: %v", fs)
+	}
+	if f := fs[1]; f.Rule != "opensm-rejects" || f.Pos.String() != "p.conf:2:3" || !strings.Contains(f.Message, "starts with a digit") || strings.Contains(f.Message, "earlier, longer line") {
+		t.Errorf("want the error at p.conf:2:3 saying the name starts with a digit: %v", f)
+	}
+}
+
+// The missing ';' is said at the last definition, as what it is: not as something
+// OpenSM read from its line buffer's leftovers.
+func TestLintMissingSemicolonWords(t *testing.T) {
+	fs := Lint(Parse("p.conf", []byte("Default=0x7fff, ipoib : ALL=full;\n  p=0x10 : 0x1=full")), LintOptions{})
+	if !slices.ContainsFunc(fs, func(f check.Finding) bool {
+		return f.Rule == "missing-semicolon" && f.Pos.String() == "p.conf:2:3" && !strings.Contains(f.Message, "earlier, longer line")
+	}) {
+		t.Errorf("want missing-semicolon at p.conf:2:3 without the line-buffer words: %v", fs)
 	}
 }

@@ -14,8 +14,8 @@ import (
 // What OpenSM reads differently from what the admin meant (issue: the lint was silent).
 //
 //   - GUIDs: partition_add_port reads a member with strtoull(name, NULL, 0), so a GUID
-//     without 0x and with a leading 0 is octal (0000000000100004 is 0x8004) and one
-//     without 0x and without a leading 0 is decimal.
+//     without 0x and with a leading 0 is octal (0000000000100004 is 0x8004), one
+//     without 0x and without a leading 0 is decimal, and one with a '-' is negated.
 //   - mtu= and rate= take IB codes (osm_prtn_config.c stores them as uint8; the codes
 //     are not documented there, opensm issue 31): MTU 1-5 (256, 512, 1024, 2048, 4096
 //     bytes, IBA 14.2.5.6 / 15.2.5.16 NeighborMTU), rate 2-22 (IBA Table 15.2.5.16
@@ -53,6 +53,9 @@ func (f *Findings) lintValues() {
 				continue
 			}
 			switch {
+			case m.Negative():
+				f.warn(m.Pos(), "negative-guid", fmt.Sprintf("%s starts with '-': OpenSM's strtoull negates the number, port %s", m.Text(), m.GUID),
+					"remove the '-': write the GUID in hex with 0x (as ibstat and ibnetdiscover print it)")
 			case m.Octal():
 				f.add(check.SeverityWarning, m.Pos(), kindOctal, int32(pi), int32(mi), 0)
 			case m.Decimal():

@@ -185,6 +185,14 @@ func (e *emu) pos(i int) check.FilePos {
 	return check.FilePos{File: e.c.File, Line: e.line}
 }
 
+// place is pos for what the model keeps (a definition, an item, a group): a byte
+// past the current piece is placed at column 1 of the line.
+func (e *emu) place(i int) check.FilePos {
+	p := e.pos(i)
+	p.Col = max(p.Col, 1)
+	return p
+}
+
 func (e *emu) finding(sev check.Severity, at int, rule, msg, hint string) {
 	p := e.pos(at)
 	if p.Col == 0 {
@@ -312,9 +320,8 @@ func parse(file string, data string, kept []keptPartition) *Config {
 		e.off = off
 	}
 	if e.conf != nil && e.conf.def != nil && !e.dead {
-		e.finding(check.SeverityWarning, -1, "missing-semicolon",
-			"the last definition has no ';': OpenSM applies it anyway at end of file", "end the member list with ';'")
-		c.Findings[len(c.Findings)-1].Pos = e.conf.def.Pos
+		c.Findings = append(c.Findings, check.Finding{Severity: check.SeverityWarning, Pos: e.conf.def.Pos, Rule: "missing-semicolon",
+			Message: "the last definition has no ';': OpenSM applies it anyway at end of file", Action: "end the member list with ';'"})
 	}
 	if parsed == 0 && !c.Rejected {
 		// osm_prtn_config_parse_file returns 1 when nothing was parsed: OpenSM logs
@@ -537,14 +544,30 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 	if vAt >= 0 {
 		f.Text += "=" + val
 	}
+	if name == "" && vAt < 0 {
+		// `, ,` or `, :`: parse_group_flag takes "" for mtu (a prefix of every flag,
+		// mtu is tried first), without a value: it logs and changes nothing.
+		e.finding(check.SeverityWarning, fAt, "bad-group-flag", "an empty flag (a comma with nothing before the next comma or ':'): OpenSM takes it for mtu without a value and logs \"flag 'mtu' requires valid value - skipped\"; nothing changes",
+			"remove the extra comma")
+		f.Name = "mtu"
+		return f
+	}
 	if g := e.groupFlag(&e.conf.flags, fAt, vAt); g != "" {
 		f.Name = g
 		return f
+	}
+	// ipoib and indx0 take no value: partition_add_flag sets them whatever follows '='.
+	valueIgnored := func(flag string) {
+		if vAt >= 0 {
+			e.finding(check.SeverityWarning, fAt, "bad-flag", fmt.Sprintf("%s takes no value: OpenSM ignores %q and sets %s anyway", flag, "="+val, flag),
+				fmt.Sprintf("write %s alone, or remove it to leave it off", flag))
+		}
 	}
 	switch {
 	case prefixOf(name, "ipoib"):
 		f.Name = "ipoib"
 		e.conf.isIPoIB = true
+		valueIgnored("ipoib")
 	case prefixOf(name, "defmember"):
 		f.Name = "defmember"
 		ms, ok := membershipWord(val) // partition_add_flag matches as partition_add_port does
@@ -553,10 +576,15 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 				"write defmember=full or defmember=limited")
 			break
 		}
+		if val == "" {
+			e.finding(check.SeverityWarning, fAt, "empty-membership", "defmember= has nothing after '=': OpenSM reads the empty word as full (a prefix of \"full\"): the members of this definition default to full",
+				"write defmember=full or defmember=limited")
+		}
 		e.conf.membership = ms
 	case name == "indx0":
 		f.Name = "indx0"
 		e.conf.indx0 = true
+		valueIgnored("indx0")
 	default:
 		e.finding(check.SeverityWarning, fAt, "unknown-flag", fmt.Sprintf("unknown partition flag %q: OpenSM ignores it", f.Text),
 			"flags: ipoib, indx0, defmember=, mtu=, rate=, sl=, scope=, Q_Key=, TClass=, FlowLabel=")
@@ -565,24 +593,34 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 }
 
 // groupFlag is parse_group_flag: it returns the flag's name when it is one of the
-// multicast group flags (matched by prefix in this order), "" if not.
+// multicast group flags (matched by prefix in this order), "" if not. Every warning
+// OpenSM logs for a group flag's value is a finding: mtu, rate, scope, Q_Key and
+// TClass go through verify_val, which reads the number at the start of the value and
+// logs text after it ("suspicious val"), then "requires valid value" when the number
+// is 0 (TClass is stored as uint8_t, so 256 is 0) or out of range.
 func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
 	b := &e.buf
 	name, val := b.str(fAt), b.str(vAt)
-	num := func() uint64 { // verify_val: strtoul, junk after it only logged
-		v, _ := strtoull(val)
-		return v
-	}
-	warn := func(flag string) {
-		e.finding(check.SeverityWarning, fAt, "bad-group-flag", fmt.Sprintf("%s needs a valid value, not %q: OpenSM logs \"flag '%s' requires valid value\"", flag, val, flag),
+	invalid := func(flag, then string) {
+		e.finding(check.SeverityWarning, fAt, "bad-group-flag", fmt.Sprintf("%s needs a valid value, not %q: OpenSM logs \"flag '%s' requires valid value - %s\"", flag, val, flag, then),
 			"write a number, e.g. "+flag+"=4")
+	}
+	// verify_val, for a flag whose value (at vAt >= 0) OpenSM found valid: text after
+	// the number is logged, not refused.
+	suspicious := func(flag string) {
+		if _, used := strtoull(val); used < len(val) {
+			e.finding(check.SeverityWarning, vAt, "bad-group-flag", fmt.Sprintf("%s=%s: OpenSM reads the number at its start and ignores %q (it logs \"suspicious val=(%s) detected. flag=(%s)\")", flag, val, val[used:], val, name),
+				"write the number alone, e.g. "+flag+"=4")
+		}
 	}
 	code := func(flag string, dst *uint32) string { // mtu= and rate=: a non-zero number
 		if vAt >= 0 {
-			*dst = uint32(num())
+			*dst = uint32(num(val))
 		}
 		if vAt < 0 || *dst == 0 {
-			warn(flag)
+			invalid(flag, "skipped")
+		} else {
+			suspicious(flag)
 		}
 		return flag
 	}
@@ -593,26 +631,38 @@ func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
 		return code("rate", &g.Rate)
 	case prefixOf(name, "scope"):
 		if vAt < 0 {
-			warn("scope")
+			invalid("scope", "skipped")
 			return "scope"
 		}
-		if s := uint32(num()); s == 0 || s > 0xf {
-			warn("scope")
+		if s := uint32(num(val)); s == 0 || s > 0xf {
+			invalid("scope", "skipped")
 		} else {
 			g.ScopeMask |= 1 << s
+			suspicious("scope")
 		}
 		return "scope"
 	case prefixOf(name, "Q_Key"):
 		if vAt >= 0 {
-			g.QKey = uint32(num())
+			g.QKey = uint32(num(val))
+		}
+		if vAt < 0 || g.QKey == 0 {
+			invalid("Q_Key", "using '0'")
+		} else {
+			suspicious("Q_Key")
 		}
 		return "Q_Key"
 	case prefixOf(name, "TClass"):
-		return "TClass" // the group's traffic class, which ibkey does not report
+		// The group's traffic class, which ibkey does not report.
+		if vAt < 0 || uint8(num(val)) == 0 {
+			invalid("TClass", "using '0'")
+		} else {
+			suspicious("TClass")
+		}
+		return "TClass"
 	case prefixOf(name, "sl"):
 		v, used := strtoull(val)
 		if vAt < 0 || val == "" || uint32(v) > 15 || (used < len(val) && !isCSpace(val[used])) {
-			warn("sl")
+			invalid("sl", "skipped")
 		} else {
 			g.SL = uint32(v)
 		}
@@ -620,12 +670,18 @@ func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
 	case prefixOf(name, "FlowLabel"):
 		v, used := strtoull(val)
 		if vAt < 0 || val == "" || uint32(v) > 0xfffff || (used < len(val) && !isCSpace(val[used])) {
-			warn("FlowLabel")
+			invalid("FlowLabel", "skipped")
 		}
 		return "FlowLabel" // the group's flow label, which ibkey does not report
 	default:
 		return ""
 	}
+}
+
+// num is verify_val's number: strtoul(val, &end, 0), what follows it ignored.
+func num(val string) uint64 {
+	v, _ := strtoull(val)
+	return v
 }
 
 func isCSpace(c byte) bool { return c == ' ' || (c >= '\t' && c <= '\r') }
@@ -635,39 +691,43 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	b := &e.buf
 	name := b.str(nameAt)
 	hasName := true
-	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Scopes: uint16(e.conf.flags.ScopeMask), Indx0: e.conf.indx0, DefMember: e.conf.membership}
-	id, idPos := "", check.FilePos{}
+	d := &Definition{Pos: e.place(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Scopes: uint16(e.conf.flags.ScopeMask), Indx0: e.conf.indx0, DefMember: e.conf.membership}
+	id, keyAt := "", idAt // the key's text and its index in the buffer
 	hasID := idAt >= 0
 	if hasID {
-		id, idPos = b.str(idAt), e.pos(idAt)
+		id = b.str(idAt)
 	}
 	if !hasID && name != "" && name[0] >= '0' && name[0] <= '9' {
-		id, idPos, hasID, hasName, d.Name = name, e.pos(nameAt), true, false, ""
+		id, keyAt, hasID, hasName, d.Name = name, nameAt, true, false, ""
 	}
 	var key check.PartitionKey
 	if hasID {
 		d.KeyText = id
 		v, used := strtoull(id)
 		if used == 0 || used != len(id) {
-			e.abort(idAt, "bad partition definition", fmt.Sprintf("partition key %q is not a number: OpenSM rejects the definition", id), "write the key in hex, e.g. =0x0010")
 			if !hasName {
-				e.c.Findings[len(e.c.Findings)-1].Pos = idPos
+				// partition_create: a name starting with a digit, without =key, is the key.
+				e.abort(keyAt, "bad partition definition", fmt.Sprintf("%q starts with a digit and has no =key, so OpenSM reads it as the partition key, which is not a number: OpenSM rejects the definition", id),
+					"start the name with a letter, or write name=key (e.g. "+id+"=0x0010)")
+				return false
 			}
+			e.abort(keyAt, "bad partition definition", fmt.Sprintf("partition key %q is not a number: OpenSM rejects the definition", id), "write the key in hex, e.g. =0x0010")
 			return false
 		}
 		key = check.PartitionKey(uint16(v) & 0x7fff) // cl_hton16((uint16_t)strtoul(id)), then & ~0x8000
 		switch {
 		case key == 0:
-			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityError, Pos: idPos, Rule: "key-zero",
-				Message: fmt.Sprintf("key %s is 0 after OpenSM truncates it to 16 bits and drops the top bit: OpenSM silently generates a key instead", id),
-				Action:  "choose a key between 0x0001 and 0x7ffe"})
+			e.finding(check.SeverityError, keyAt, "key-zero", fmt.Sprintf("key %s is 0 after OpenSM truncates it to 16 bits and drops the top bit: OpenSM silently generates a key instead", id),
+				"choose a key between 0x0001 and 0x7ffe")
+		case id[0] == '-':
+			e.finding(check.SeverityError, keyAt, "key-too-large", fmt.Sprintf("key %s is negative: OpenSM's strtoul wraps it around 2^64 and keeps the low 15 bits, key %s", id, key),
+				"write the 15-bit key, at most 0x7fff")
 		case v > 0xffff:
-			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityError, Pos: idPos, Rule: "key-too-large",
-				Message: fmt.Sprintf("key %s is wider than 16 bits: OpenSM truncates it to %s", id, key), Action: "write the 15-bit key, at most 0x7fff"})
+			e.finding(check.SeverityError, keyAt, "key-too-large", fmt.Sprintf("key %s is wider than 16 bits: OpenSM truncates it to %s", id, key),
+				"write the 15-bit key, at most 0x7fff")
 		case v&0x8000 != 0:
-			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityWarning, Pos: idPos, Rule: "key-top-bit",
-				Message: fmt.Sprintf("key %s has the membership bit set: OpenSM ignores it, the key is %s", id, key),
-				Action:  fmt.Sprintf("write =%s; membership is set per member with =full/=limited", key)})
+			e.finding(check.SeverityWarning, keyAt, "key-top-bit", fmt.Sprintf("key %s has the membership bit set: OpenSM ignores it, the key is %s", id, key),
+				fmt.Sprintf("write =%s; membership is set per member with =full/=limited", key))
 		}
 	}
 	c := e.c
@@ -730,7 +790,11 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	c.Definitions = append(c.Definitions, d)
 	e.conf.def = d
 	// partition_create: without QoS (ibkey models OpenSM without it) the SL is
-	// forced to the default (0).
+	// forced to the default (0), logged only at debug level ("Overriding SL").
+	if sl := e.conf.flags.SL; sl != 0 {
+		e.finding(check.SeverityWarning, defAt, "sl-without-qos", fmt.Sprintf("partition %s (%s) has sl=%d, but OpenSM without QoS (qos FALSE in opensm.conf, its default) sets a partition's SL to 0, and with it the SL of its IPoIB broadcast group and of the mgid= groups that inherit it; with qos TRUE it keeps sl=%d", part.Key, part.Name, sl, sl),
+			fmt.Sprintf("run OpenSM with qos TRUE, or give a group its SL on its mgid= line (mgid=GID,sl=%d), which OpenSM keeps", sl))
+	}
 	e.conf.flags.SL = 0
 	if e.conf.isIPoIB {
 		// The IPoIB broadcast group: ff12:401b:PKEY::ffff:ffff, with the partition's
@@ -765,13 +829,18 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 	}
 	d := e.conf.def
 	m := &Member{Def: d, Membership: e.conf.membership, indx0: e.conf.indx0, text: name}
-	p := e.pos(nameAt)
+	p := e.place(nameAt)
 	m.line, m.col = int32(p.Line), int32(p.Col)
 	if flagAt >= 0 {
 		flag := b.str(flagAt)
 		m.text = e.joined(nameAt, name, flagAt, flag)
 		m.explicit = true
 		mf, ok := membershipWord(flag)
+		if flag == "" {
+			// strncmp(flag, "full", strlen(flag)): "" is a prefix of every word.
+			e.finding(check.SeverityWarning, flagAt, "empty-membership", fmt.Sprintf("%s= has nothing after '=': OpenSM reads the empty word as full (a prefix of \"full\"), not limited as for an item without '='", name),
+				"write =full, or drop the '=' for the definition's default (limited unless defmember=)")
+		}
 		if !ok {
 			e.finding(check.SeverityWarning, flagAt, "unknown-membership", fmt.Sprintf("membership %q is not full, limited or both: OpenSM makes the port limited", flag),
 				"write =full, =limited or =both (lower case)")
@@ -817,7 +886,7 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 		// inet_pton(AF_INET6, NULL, ...): OpenSM dereferences a NULL pointer.
 		e.finding(check.SeverityError, nameAt, "mgid-crash", "`mgid` without '=GID': OpenSM 3.3.23 passes a NULL pointer to inet_pton and crashes (segmentation fault)",
 			"write mgid=GID, e.g. mgid=ff12:401b::1")
-		e.crashes("OpenSM crashes on `mgid` without a value", e.pos(nameAt))
+		e.crashes("OpenSM crashes on `mgid` without a value", e.place(nameAt))
 		return 0
 	}
 	text := b.str(valAt)
@@ -895,7 +964,7 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 		gid[4], gid[5] = byte(full>>8), byte(full)
 		g.QKey = cmp.Or(g.QKey, ipoibQKey)
 	}
-	e.createGroups(d.Partition, d, gid, g, e.pos(nameAt), false)
+	e.createGroups(d.Partition, d, gid, g, e.place(nameAt), false)
 	return n
 }
 
@@ -951,7 +1020,8 @@ func isIPMGID(gid [16]byte) bool {
 // mgroup_create, find-or-create for the broadcast group): the first one wins.
 func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFlags, pos check.FilePos, broadcast bool) {
 	if !broadcast {
-		if _, dup := e.c.groupByMGID[gid]; dup {
+		if old, dup := e.c.groupByMGID[gid]; dup {
+			e.groupExists(old, g, pos)
 			return
 		}
 	}
@@ -968,6 +1038,9 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 		mg := gid
 		mg[1] = mg[1]&0xf0 | s
 		if old, dup := e.c.groupByMGID[mg]; dup {
+			if broadcast && old.Partition == p {
+				e.groupExists(old, g, pos)
+			}
 			// The MGID as written is no group's (checked above), with its scope it
 			// is: osm_prtn_add_mcgroup's find-or-create returns that group and
 			// track_mgrp_w_partition adds it to this partition's list too. With a
@@ -1004,6 +1077,28 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 		e.c.groupByMGID[mg] = grp
 		p.Groups = append(p.Groups, grp)
 	}
+}
+
+// groupExists warns when a group is asked for again (a second ipoib definition of a
+// partition, an mgid= line repeated) with other values than it was made with: OpenSM
+// keeps the group as it is (mgroup_create skips an MGID that exists;
+// osm_mcmr_rcv_find_or_create_new_mgrp returns it), so the later values are lost.
+func (e *emu) groupExists(old *MGroup, g groupFlags, pos check.FilePos) {
+	var differ []string
+	for _, v := range []struct {
+		name     string
+		was, now uint32
+	}{{"mtu", old.RawMTU, g.MTU}, {"rate", old.RawRate, g.Rate}, {"sl", uint32(old.SL), g.SL}, {"Q_Key", old.QKey, g.QKey}} {
+		if v.was != v.now {
+			differ = append(differ, fmt.Sprintf("%s %d, not %d", v.name, v.was, v.now))
+		}
+	}
+	if len(differ) == 0 {
+		return
+	}
+	e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityWarning, Pos: pos, Rule: "group-exists",
+		Message: fmt.Sprintf("multicast group %s already exists (made at %s): OpenSM keeps it as it was made, with %s", old.MGID, old.Pos, strings.Join(differ, ", ")),
+		Action:  "give the group's flags once, where it is first made"})
 }
 
 // crashes records that OpenSM crashes (or may crash) on the file, the first cause:

@@ -73,15 +73,29 @@ func (m *Member) Indx0() bool { return m.indx0 }
 // Octal reports whether the GUID was written without 0x and with a leading 0
 // (OpenSM's strtoull reads it as octal).
 func (m *Member) Octal() bool {
-	t := m.text
+	t := m.digits()
 	return m.Kind == KindGUID && len(t) > 1 && t[0] == '0' && t[1] != 'x' && t[1] != 'X'
 }
 
 // Decimal reports whether the GUID was written without 0x and without a leading 0
 // (OpenSM's strtoull reads it as decimal).
 func (m *Member) Decimal() bool {
-	t := m.text
+	t := m.digits()
 	return m.Kind == KindGUID && len(t) > 0 && t[0] >= '1' && t[0] <= '9'
+}
+
+// Negative reports whether the GUID was written with a '-': OpenSM's strtoull
+// accepts the sign and negates the number (-0x...211 is port 0xfffd36fcfffffdef).
+func (m *Member) Negative() bool {
+	return m.Kind == KindGUID && m.text != "" && m.text[0] == '-'
+}
+
+// digits is the GUID as written without the sign strtoull accepts before it.
+func (m *Member) digits() string {
+	if t := m.text; t != "" && (t[0] == '+' || t[0] == '-') {
+		return t[1:]
+	}
+	return m.text
 }
 
 // Pos is where the item is written: line and column in its definition's file (Line 0

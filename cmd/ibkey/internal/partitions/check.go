@@ -43,7 +43,10 @@ it), a port listed twice with different memberships, more partitions than a tabl
 (--table-size), 'both' without -W (--allow-both), no Default line, a Default line
 without ipoib (OpenSM then makes no IPoIB broadcast group for it and every host's ib0
 stays without carrier), the SM's own port a limited member of the default partition,
-keys OpenSM generates.
+keys OpenSM generates, a partition without a member (OpenSM deletes it), flag values
+OpenSM logs or ignores (mtu=4x, Q_Key=, indx0=no), sl= without QoS, a multicast group
+asked for again with other values, a GUID written with '-', GUID= or defmember=
+with nothing after '=' (full), an ALL item after port items it overrides.
 
 When what OpenSM does with the file cannot be predicted (it reads bytes of its line
 buffer no line of the file wrote, or crashes), the first finding says so

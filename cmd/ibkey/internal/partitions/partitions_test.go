@@ -80,7 +80,7 @@ func TestPartitions(t *testing.T) {
 		{"show_no_guids_table", []string{"partitions", "show", "testdata/noguids.conf", "-o", "table"}, 0},
 		{"show_no_router_json", []string{"partitions", "show", routerConf, "-o", "json"}, 4},
 		{"matrix_router", []string{"partitions", "matrix", routerConf, "--router", routerPort}, 0},
-		{"check_split_strict", []string{"partitions", "check", splitConf, "--strict"}, 0},
+		{"check_split_strict", []string{"partitions", "check", splitConf, "--strict"}, 1},
 		{"check_reused_strict", []string{"partitions", "check", reusedConf, "--strict"}, 1},
 		{"check_mgid_comments", []string{"partitions", "check", mgidCommentsConf}, 0},
 		{"check_uncertain", []string{"partitions", "check", uncertainConf}, 4},
