@@ -151,7 +151,6 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 	var head struct {
 		Format  string `json:"format"`
 		Version int    `json:"version"`
-		fileKeys
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
 		return bad("not a fabric file: %v", err)
@@ -162,12 +161,18 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 	if head.Version < FabricVersionOldest || head.Version > FabricVersion {
 		return bad("version %d, this ibkey reads versions %d to %d", head.Version, FabricVersionOldest, FabricVersion)
 	}
-	if err := head.require(); err != nil {
-		return nil, err
-	}
 	var ff fabricFile
 	if err := json.Unmarshal(raw, &ff); err != nil {
 		return bad("%v", err)
+	}
+	// After the format and the types: another document's keys are not this one's,
+	// and a value of the wrong type is said by its field's own type.
+	var keys fileKeys
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return bad("%v", err)
+	}
+	if err := keys.require(); err != nil {
+		return nil, err
 	}
 	if head.Version == 1 {
 		// Version 1 named the NodeDescription "description".
@@ -283,8 +288,7 @@ func (p *present) UnmarshalJSON([]byte) error { *p = true; return nil }
 // subnet), without "pkeys" as a table not read, a node without "partition_cap" as a
 // table of length 0. A file made by hand or by another tool must say each, null where
 // it was not read; read as 0 or none, it would make fabric check say "no problems"
-// about what the file never held. They are decoded with the format and version, in
-// the same pass.
+// about what the file never held.
 type fileKeys struct {
 	Nodes []struct {
 		GUID         check.GUID `json:"node_guid"`
