@@ -450,23 +450,24 @@ var OpenMPI = Library{
 		ibOff := ""
 		if allow, why, from := ompiAllowIB(in); !allow && s.Inactive == "" && s.Reject == "" {
 			ibOff = why + ": Open MPI 4.x's openib BTL uses no InfiniBand port (init_one_port; set OMPI_MCA_btl_openib_allow_ib=1 to use it, or pml ucx, where UCX_IB_PKEY applies)"
+			// stops: a listed ACTIVE InfiniBand port that reaches init_one_port; roce:
+			// a listed ACTIVE port that may be RoCE; roceBTL: one of those where the
+			// lookup finds the key (or key 0, or a table not read), so that openib
+			// may make a BTL there. A port whose link layer was not read may be
+			// either (its pick is then not checked).
 			var stops []string
-			for _, p := range in.ports {
-				ok, _ := listed(p.Device, p.Num)
-				ib := p.LinkLayer == "InfiniBand" || linkLayerUnread(p)
-				if ok && ib && p.Active() && (key == 0 || pickFirst(p, check.PartitionKey(key), "", Pick{Outcome: Skips}).Outcome != Skips) {
-					stops = append(stops, p.Label())
-				}
-			}
-			// roce: a listed ACTIVE RoCE port; roceBTL: one where the lookup finds the
-			// key (or key 0), so that openib makes a BTL there.
 			roce, roceBTL := false, false
 			for _, p := range in.ports {
-				if ok, _ := listed(p.Device, p.Num); !ok || !p.Ethernet() || !p.Active() || noPKeys(p) {
+				if ok, _ := listed(p.Device, p.Num); !ok || !p.Active() {
 					continue
 				}
-				roce = true
-				roceBTL = roceBTL || p.Table == nil || key == 0 || pickFirst(p, check.PartitionKey(key), "", Pick{Outcome: Skips}).Outcome != Skips
+				finds := key == 0 || pickFirst(p, check.PartitionKey(key), "", Pick{Outcome: Skips}).Outcome != Skips
+				if (p.LinkLayer == "InfiniBand" || linkLayerUnread(p)) && finds {
+					stops = append(stops, p.Label())
+				}
+				if (p.Ethernet() || linkLayerUnread(p)) && !noPKeys(p) {
+					roce, roceBTL = true, roceBTL || finds
+				}
 			}
 			switch {
 			case in.exported != "" || !roce:
