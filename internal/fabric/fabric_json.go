@@ -310,36 +310,32 @@ type fileKeys struct {
 
 // require refuses a file that lacks one of the keys (fileKeys), naming it.
 func (keys *fileKeys) require() error {
+	type key struct {
+		name string
+		ok   present
+	}
+	missing := func(ks ...key) []string {
+		var out []string
+		for _, k := range ks {
+			if !k.ok {
+				out = append(out, k.name)
+			}
+		}
+		return out
+	}
 	lacks := func(where string, missing []string) error {
 		return fmt.Errorf("%s lacks %s (every fabric file ibkey writes has it, null where it was not read: without it the file would read as a 0 or a none it never said)",
 			where, strings.Join(missing, ", "))
 	}
 	for i, n := range keys.Nodes {
-		where := fmt.Sprintf("nodes[%d] (node %s)", i, n.GUID)
-		var missing []string
-		for _, k := range []struct {
-			name string
-			ok   present
-		}{{`"type"`, n.Type}, {`"num_ports"`, n.NumPorts}, {`"partition_cap"`, n.PartitionCap}, {`"ports"`, present(n.Ports != nil)}} {
-			if !k.ok {
-				missing = append(missing, k.name)
-			}
-		}
-		if len(missing) > 0 {
-			return lacks(where, missing)
+		node := func() string { return fmt.Sprintf("nodes[%d] (node %s)", i, n.GUID) }
+		if m := missing(key{`"type"`, n.Type}, key{`"num_ports"`, n.NumPorts}, key{`"partition_cap"`, n.PartitionCap}, key{`"ports"`, n.Ports != nil}); m != nil {
+			return lacks(node(), m)
 		}
 		for j, p := range *n.Ports {
-			for _, k := range []struct {
-				name string
-				ok   present
-			}{{`"port"`, p.Num}, {`"port_guid"`, p.GUID}, {`"lid"`, p.LID}, {`"sm_lid"`, p.SMLID}, {`"state"`, p.State},
-				{`"peer"`, p.Peer}, {`"table_size"`, p.TableSize}, {`"pkeys"`, p.PKeys}} {
-				if !k.ok {
-					missing = append(missing, k.name)
-				}
-			}
-			if len(missing) > 0 {
-				return lacks(fmt.Sprintf("%s ports[%d]", where, j), missing)
+			if m := missing(key{`"port"`, p.Num}, key{`"port_guid"`, p.GUID}, key{`"lid"`, p.LID}, key{`"sm_lid"`, p.SMLID},
+				key{`"state"`, p.State}, key{`"peer"`, p.Peer}, key{`"table_size"`, p.TableSize}, key{`"pkeys"`, p.PKeys}); m != nil {
+				return lacks(fmt.Sprintf("%s ports[%d]", node(), j), m)
 			}
 		}
 	}
