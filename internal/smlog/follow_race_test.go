@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -21,10 +22,24 @@ func TestFollowSurvivesRotationRace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
+	opened := make(chan struct{})
+	var once sync.Once
 	go func() {
 		a := NewAssembler(time.Now(), time.Local, func(*Event) {})
-		done <- Follow(ctx, path, a, FollowOptions{Poll: time.Microsecond, Quiet: time.Millisecond, Notice: func(string) {}})
+		done <- Follow(ctx, path, a, FollowOptions{Poll: time.Microsecond, Quiet: time.Millisecond, Notice: func(string) {},
+			// "" once the log is read: the first open, before any rotation (a log
+			// missing at the start is an error without Wait, as it should be).
+			NotRead: func(why string) {
+				if why == "" {
+					once.Do(func() { close(opened) })
+				}
+			}})
 	}()
+	select {
+	case <-opened:
+	case err := <-done:
+		t.Fatalf("Follow returned %v before it opened the log", err)
+	}
 	// Rotate as fast as the machine can: the path is missing about half the time,
 	// and each new file is a different file. Stop after enough rotations to have
 	// hit the window many times over, or at Follow's first error.
