@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,8 +121,9 @@ func TestLabMGIDBeforeBroadcast(t *testing.T) {
 // partition are the model's. OpenSM 3.3.23 without QoS (the default) gives a
 // partition's sl= to none of its groups (partition_create sets it to 0 first: the
 // IPoIB broadcast group and an mgid= group that inherits it get SL 0), while an mgid=
-// line's own sl= is kept; a group asked for again (a second ipoib definition, an
-// mgid= line repeated) keeps the values it was made with. The lint says both.
+// line's own sl= is kept; with qos TRUE the partition's sl= is kept and inherited.
+// A group asked for again (a second ipoib definition, an mgid= line repeated) keeps
+// the values it was made with. The lint says both.
 func TestLabGroupValues(t *testing.T) {
 	needLab(t)
 	net := filepath.Join(t.TempDir(), "net")
@@ -130,42 +132,62 @@ func TestLabGroupValues(t *testing.T) {
 	if err := os.WriteFile(net, []byte(topo), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l := ibsimlab.Start(t, net, &ibsimlab.Options{ToolNode: "Hca1"})
 	conf := "Default=0x7fff, ipoib : ALL=full ;\np=0x10, ipoib, sl=3, mtu=5, rate=7 :\n mgid=ff12::7\n mgid=ff12::8,sl=5\n mgid=ff12::8,sl=6,mtu=2\n ALL=full ;\n" +
 		"p=0x10, ipoib, mtu=4 : ALL=full ;\n"
-	l.StartOpenSMDaemon(t, conf)
-	c := Parse("p.conf", []byte(conf))
-	groups := c.Partition(0x10).Groups
-	if len(groups) != 3 {
-		t.Fatalf("model: %d groups of 0x0010, want 3 (broadcast, ff12::7, ff12::8)", len(groups))
-	}
-	for _, g := range groups {
-		out, err := l.ToolAt("Hca2", "saquery", "--mgid", g.MGID.String(), "MCMR")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]string{}
-		for _, line := range strings.Split(out, "\n") {
-			if name, v, ok := strings.Cut(strings.TrimSpace(line), "."); ok {
-				got[name] = strings.TrimLeft(v, ".")
+	for _, qos := range []bool{false, true} {
+		t.Run(fmt.Sprintf("qos=%v", qos), func(t *testing.T) {
+			l := ibsimlab.Start(t, net, &ibsimlab.Options{ToolNode: "Hca1"})
+			l.StartOpenSMDaemon(t, conf, fmt.Sprintf("qos %s", strings.ToUpper(strconv.FormatBool(qos))))
+			c := ParseWith("p.conf", []byte(conf), Options{QoS: qos})
+			groups := c.Partition(0x10).Groups
+			if len(groups) != 3 {
+				t.Fatalf("model: %d groups of 0x0010, want 3 (broadcast, ff12::7, ff12::8)", len(groups))
 			}
-		}
-		// mtu and rate carry the selector "exactly" (2) in their top two bits.
-		for _, f := range []struct {
-			name string
-			want int
-		}{{"SL", int(g.SL)}, {"mtu", 2<<6 | int(g.MTU)}, {"rate", 2<<6 | int(g.Rate)}} {
-			if want := fmt.Sprintf("0x%x", f.want); got[f.name] != want {
-				t.Errorf("group %s: the SA reports %s %q, the model %s", g.MGID, f.name, got[f.name], want)
+			sls := map[int]bool{}
+			for _, g := range groups {
+				sls[int(g.SL)] = true
+				out, err := l.ToolAt("Hca2", "saquery", "--mgid", g.MGID.String(), "MCMR")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string]string{}
+				for _, line := range strings.Split(out, "\n") {
+					if name, v, ok := strings.Cut(strings.TrimSpace(line), "."); ok {
+						got[name] = strings.TrimLeft(v, ".")
+					}
+				}
+				// mtu and rate carry the selector "exactly" (2) in their top two bits.
+				for _, f := range []struct {
+					name string
+					want int
+				}{{"SL", int(g.SL)}, {"mtu", 2<<6 | int(g.MTU)}, {"rate", 2<<6 | int(g.Rate)}} {
+					if want := fmt.Sprintf("0x%x", f.want); got[f.name] != want {
+						t.Errorf("group %s: the SA reports %s %q, the model %s", g.MGID, f.name, got[f.name], want)
+					}
+				}
 			}
-		}
-	}
-	for _, want := range []struct {
-		rule string
-		line int
-	}{{"sl-without-qos", 2}, {"group-exists", 5}, {"group-exists", 7}} {
-		if !slices.ContainsFunc(c.Findings, func(f check.Finding) bool { return f.Rule == want.rule && f.Pos.Line == want.line }) {
-			t.Errorf("no %s finding at line %d: %v", want.rule, want.line, c.Findings)
-		}
+			// The partition's sl=3 reaches the broadcast group and ff12::7 only with QoS.
+			if sls[3] != qos {
+				t.Errorf("model: group SLs %v with qos %v", sls, qos)
+			}
+			wants := []struct {
+				rule string
+				line int
+			}{{"group-exists", 5}, {"group-exists", 7}}
+			if !qos {
+				wants = append(wants, struct {
+					rule string
+					line int
+				}{"sl-without-qos", 2})
+			}
+			for _, want := range wants {
+				if !slices.ContainsFunc(c.Findings, func(f check.Finding) bool { return f.Rule == want.rule && f.Pos.Line == want.line }) {
+					t.Errorf("no %s finding at line %d: %v", want.rule, want.line, c.Findings)
+				}
+			}
+			if qos && slices.ContainsFunc(c.Findings, func(f check.Finding) bool { return f.Rule == "sl-without-qos" }) {
+				t.Errorf("sl-without-qos with qos TRUE: %v", c.Findings)
+			}
+		})
 	}
 }

@@ -25,6 +25,8 @@ import (
 //     part_enforce says;
 //   - allow_both_pkeys TRUE|FALSE (default FALSE; -W);
 //   - keep_pkey_indexes TRUE|FALSE (default TRUE): keep a key at the index it has;
+//   - qos TRUE|FALSE (default FALSE; -Q): with it a partition keeps its sl=
+//     (partition_create in osm_prtn_config.c), without it the SL is 0;
 //   - guid GUID (default 0; -g): the port OpenSM binds to, which SELF names. 0 lets
 //     OpenSM choose (main.c get_port_guid: the only local port, else the first not
 //     DOWN). opts_parse_net64 reads it with strtoull(base 0) and refuses an empty
@@ -58,6 +60,7 @@ type OpenSMConf struct {
 	PartEnforce     string
 	AllowBoth       bool
 	KeepPKeyIndexes bool
+	QoS             bool
 	// PartitionConfigFile is partition_config_file as OpenSM holds it (what
 	// `opensm -c` writes back); PartitionsFile is the file it then reads.
 	PartitionConfigFile string
@@ -72,7 +75,7 @@ type OpenSMConf struct {
 // Options are opt with the file's options, which win over hand-given flags where
 // they overlap (AllowBoth, EnforceOff).
 func (c *OpenSMConf) Options(opt Options) Options {
-	opt.AllowBoth, opt.EnforceOff, opt.ForgetIndexes = c.AllowBoth, c.PartEnforce == "off", !c.KeepPKeyIndexes
+	opt.AllowBoth, opt.EnforceOff, opt.ForgetIndexes, opt.QoS = c.AllowBoth, c.PartEnforce == "off", !c.KeepPKeyIndexes, c.QoS
 	return opt
 }
 
@@ -182,6 +185,8 @@ func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
 			c.AllowBoth = val == "TRUE"
 		case "keep_pkey_indexes":
 			c.KeepPKeyIndexes = val == "TRUE"
+		case "qos":
+			c.QoS = val == "TRUE"
 		case "partition_config_file":
 			c.PartitionConfigFile = val
 		case "log_file":
@@ -195,7 +200,7 @@ func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
 				c.GUID = check.GUID(v)
 			}
 		}
-		if (key == "allow_both_pkeys" || key == "keep_pkey_indexes" || key == "no_partition_enforcement") && val != "TRUE" && val != "FALSE" {
+		if (key == "allow_both_pkeys" || key == "keep_pkey_indexes" || key == "no_partition_enforcement" || key == "qos") && val != "TRUE" && val != "FALSE" {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s:%d: %s %s: OpenSM reads anything but TRUE as FALSE", name, at, key, strconv.Quote(val)))
 		}
 	}

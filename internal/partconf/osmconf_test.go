@@ -23,26 +23,29 @@ func TestParseOpenSMConf(t *testing.T) {
 		enforce    string // part_enforce in effect
 		both, keep bool
 		warn       string
+		qos        bool
 	}{
-		{"empty: defaults", "", "both", false, true, ""},
-		{"off", "part_enforce off\n", "off", false, true, ""},
-		{"in, comment", "  part_enforce in   # inbound only\n", "in", false, true, ""},
-		{"quoted", "part_enforce \"out\"\nallow_both_pkeys 'TRUE'\n", "out", true, true, ""},
-		{"deprecated switch wins", "part_enforce both\nno_partition_enforcement TRUE\n", "off", false, true, ""},
-		{"deprecated switch wins over in", "part_enforce in\nno_partition_enforcement TRUE\n", "off", false, true, ""},
-		{"bad value falls back to both", "part_enforce OFF\n", "both", false, true, "Invalid Cached Option Value"},
-		{"only TRUE is true", "allow_both_pkeys true\nkeep_pkey_indexes FALSE\n", "both", false, false, "anything but TRUE"},
-		{"commented out", "#part_enforce off\n", "both", false, true, ""},
-		{"last wins", "part_enforce off\npart_enforce in\n", "in", false, true, ""},
+		{"empty: defaults", "", "both", false, true, "", false},
+		{"off", "part_enforce off\n", "off", false, true, "", false},
+		{"in, comment", "  part_enforce in   # inbound only\n", "in", false, true, "", false},
+		{"quoted", "part_enforce \"out\"\nallow_both_pkeys 'TRUE'\n", "out", true, true, "", false},
+		{"deprecated switch wins", "part_enforce both\nno_partition_enforcement TRUE\n", "off", false, true, "", false},
+		{"deprecated switch wins over in", "part_enforce in\nno_partition_enforcement TRUE\n", "off", false, true, "", false},
+		{"bad value falls back to both", "part_enforce OFF\n", "both", false, true, "Invalid Cached Option Value", false},
+		{"only TRUE is true", "allow_both_pkeys true\nkeep_pkey_indexes FALSE\n", "both", false, false, "anything but TRUE", false},
+		{"commented out", "#part_enforce off\n", "both", false, true, "", false},
+		{"last wins", "part_enforce off\npart_enforce in\n", "in", false, true, "", false},
+		{"qos", "qos TRUE\n", "both", false, true, "", true},
+		{"qos: only TRUE", "qos true\n", "both", false, true, "anything but TRUE", false},
 	} {
 		c := ParseOpenSMConf("opensm.conf", []byte(tc.text))
-		if c.PartEnforce != tc.enforce || c.AllowBoth != tc.both || c.KeepPKeyIndexes != tc.keep || !strings.Contains(strings.Join(c.Warnings, "\n"), tc.warn) {
+		if c.PartEnforce != tc.enforce || c.AllowBoth != tc.both || c.KeepPKeyIndexes != tc.keep || c.QoS != tc.qos || !strings.Contains(strings.Join(c.Warnings, "\n"), tc.warn) {
 			t.Errorf("%s: part_enforce %q both %v keep %v warnings %v", tc.name, c.PartEnforce, c.AllowBoth, c.KeepPKeyIndexes, c.Warnings)
 		}
 		if tc.warn == "" && len(c.Warnings) > 0 {
 			t.Errorf("%s: warnings %v", tc.name, c.Warnings)
 		}
-		if o := c.FabricModel(NoFile(), &fabric.Fabric{}, Options{AllowBoth: !tc.both, EnforceOff: true}).Options; o.AllowBoth != tc.both || o.EnforceOff != (tc.enforce == "off") {
+		if o := c.FabricModel(NoFile(), &fabric.Fabric{}, Options{AllowBoth: !tc.both, EnforceOff: true}).Options; o.AllowBoth != tc.both || o.EnforceOff != (tc.enforce == "off") || o.QoS != tc.qos {
 			t.Errorf("%s: Options %+v", tc.name, o)
 		}
 	}
@@ -65,12 +68,12 @@ func TestOpenSMConfDefaultsMatchOpenSM(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := ParseOpenSMConf(file, data)
-	for _, k := range []string{"part_enforce", "allow_both_pkeys", "keep_pkey_indexes", "partition_config_file", "no_partition_enforcement", "guid", "log_file"} {
+	for _, k := range []string{"part_enforce", "allow_both_pkeys", "keep_pkey_indexes", "qos", "partition_config_file", "no_partition_enforcement", "guid", "log_file"} {
 		if !regexp.MustCompile(`(?m)^` + k + `[ \t]`).Match(data) {
 			t.Errorf("opensm -c does not write %s (OpenSM renamed it?)", k)
 		}
 	}
-	if c.PartEnforce != "both" || c.AllowBoth || !c.KeepPKeyIndexes || c.PartitionConfigFile != "/etc/opensm/partitions.conf" || c.LogFile != "/var/log/opensm.log" || c.GUID != 0 || len(c.Warnings) > 0 {
+	if c.PartEnforce != "both" || c.AllowBoth || !c.KeepPKeyIndexes || c.QoS || c.PartitionConfigFile != "/etc/opensm/partitions.conf" || c.LogFile != "/var/log/opensm.log" || c.GUID != 0 || len(c.Warnings) > 0 {
 		t.Errorf("defaults: %+v", c)
 	}
 }
@@ -89,6 +92,7 @@ func osmConfInputs() []string {
 		"no_partition_enforcement": {"TRUE", "FALSE", "true", "1", `"TRUE"`, "TRUE junk", ""},
 		"allow_both_pkeys":         {"TRUE", "FALSE", "true", "1", `'TRUE'`, "TRUE junk", ""},
 		"keep_pkey_indexes":        {"TRUE", "FALSE", "false", "0", `"FALSE"`, "FALSE x", ""},
+		"qos":                      {"TRUE", "FALSE", "true", "1", `"TRUE"`, "TRUE x", ""},
 		"partition_config_file":    {"/x/p.conf", "/a b/c", "'/q r'", `"/s"`, "/with#hash", "", "/" + strings.Repeat("d", 1100), "/nul\x00/x", `"`},
 		"log_file":                 {"/var/log/o.log", "(null)", "-", "stdout", "stderr", "", `"/q.log"`, "rel.log", "/a b.log"},
 		"guid": {"0x0002c90300000201", "0X0002C90300000211", "0x0", "0", "1234567", "0755", "0x", "-1", "+0x10", "0x1g", "0x10000000000000000",
@@ -170,11 +174,12 @@ func TestOpenSMConfAgainstOpenSM(t *testing.T) {
 			PartEnforce:         partEnforceHeld(osm),
 			AllowBoth:           osm["allow_both_pkeys"] == "TRUE",
 			KeepPKeyIndexes:     osm["keep_pkey_indexes"] == "TRUE",
+			QoS:                 osm["qos"] == "TRUE",
 			PartitionConfigFile: osm["partition_config_file"],
 			LogFile:             osm["log_file"],
 		}
 		c := ParseOpenSMConf("in.conf", []byte(text))
-		got := OpenSMConf{GUID: c.GUID, PartEnforce: c.PartEnforce, AllowBoth: c.AllowBoth, KeepPKeyIndexes: c.KeepPKeyIndexes, PartitionConfigFile: c.PartitionConfigFile, LogFile: c.LogFile}
+		got := OpenSMConf{GUID: c.GUID, PartEnforce: c.PartEnforce, AllowBoth: c.AllowBoth, KeepPKeyIndexes: c.KeepPKeyIndexes, QoS: c.QoS, PartitionConfigFile: c.PartitionConfigFile, LogFile: c.LogFile}
 		if !reflect.DeepEqual(got, want) {
 			if bad++; bad <= 5 {
 				t.Errorf("file %d %q:\n ibkey  %+v\n OpenSM %+v", i, text, got, want)

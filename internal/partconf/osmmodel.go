@@ -68,6 +68,11 @@ type Options struct {
 	// next pass (onePassFrom0x7fff). The switch ports facing end ports are programmed
 	// from the end ports' new tables as always.
 	ForgetIndexes bool
+	// QoS mirrors opensm -Q (qos TRUE): a partition keeps its sl=, and with it its
+	// IPoIB broadcast group and the mgid= groups that inherit it; without it
+	// partition_create (osm_prtn_config.c) sets it to 0. Only the reading of the
+	// file depends on it (ParseWith).
+	QoS bool
 }
 
 // Memory is what one OpenSM process remembers about the ports it programmed (see

@@ -231,7 +231,13 @@ func (c *Config) RejectedWhy(at string) string {
 // drops the file, and Uncertain whether its outcome depends on memory the file does
 // not determine.
 func Parse(file string, data []byte) *Config {
-	return parse(file, string(data), nil)
+	return ParseWith(file, data, Options{})
+}
+
+// ParseWith is Parse by an OpenSM that runs with opt: of the options only QoS
+// changes how the file is read.
+func ParseWith(file string, data []byte, opt Options) *Config {
+	return parse(file, string(data), nil, opt.QoS)
 }
 
 // reparseRunning is c's file parsed again by the OpenSM process that applied prev
@@ -249,7 +255,7 @@ func (c *Config) reparseRunning(prev *Model) *Config {
 			kept = append(kept, keptPartition{p.Key, p.Name})
 		}
 	}
-	return parse(c.File, c.text, kept)
+	return parse(c.File, c.text, kept, c.QoS)
 }
 
 // keptPartition is a partition an earlier run of the same OpenSM process left in its
@@ -260,10 +266,10 @@ type keptPartition struct {
 }
 
 // parse is Parse by an OpenSM process whose partition map holds kept from an earlier
-// run (nil: a new process).
-func parse(file string, data string, kept []keptPartition) *Config {
+// run (nil: a new process), with QoS on or off (Options.QoS).
+func parse(file string, data string, kept []keptPartition, qos bool) *Config {
 	c := newConfig(file)
-	c.Exists = true
+	c.Exists, c.QoS = true, qos
 	c.text = data
 	c.implicitDefault(FlagLimited)
 	e := &emu{c: c, line: 1, names: map[string]*Partition{}}
@@ -789,13 +795,13 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	}
 	c.Definitions = append(c.Definitions, d)
 	e.conf.def = d
-	// partition_create: without QoS (ibkey models OpenSM without it) the SL is
-	// forced to the default (0), logged only at debug level ("Overriding SL").
-	if sl := e.conf.flags.SL; sl != 0 {
+	// partition_create: without QoS (p_subn->opt.qos, opensm -Q or qos TRUE) the SL
+	// is forced to the default (0), logged only at debug level ("Overriding SL").
+	if sl := e.conf.flags.SL; sl != 0 && !c.QoS {
 		e.finding(check.SeverityWarning, defAt, "sl-without-qos", fmt.Sprintf("partition %s (%s) has sl=%d, but OpenSM without QoS (qos FALSE in opensm.conf, its default) sets a partition's SL to 0, and with it the SL of its IPoIB broadcast group and of the mgid= groups that inherit it; with qos TRUE it keeps sl=%d", part.Key, part.Name, sl, sl),
-			fmt.Sprintf("run OpenSM with qos TRUE, or give a group its SL on its mgid= line (mgid=GID,sl=%d), which OpenSM keeps", sl))
+			fmt.Sprintf("run OpenSM with qos TRUE (-Q; --qos or --opensm-conf here), or give a group its SL on its mgid= line (mgid=GID,sl=%d), which OpenSM keeps", sl))
+		e.conf.flags.SL = 0
 	}
-	e.conf.flags.SL = 0
 	if e.conf.isIPoIB {
 		// The IPoIB broadcast group: ff12:401b:PKEY::ffff:ffff, with the partition's
 		// mtu, rate, sl, Q_Key (0x0b1b when 0), TClass, FlowLabel, but not its scope

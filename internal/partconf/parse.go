@@ -157,6 +157,8 @@ type Config struct {
 	File string
 	// Exists is false for NoFile: OpenSM found no file and uses Default=0x7fff, ipoib : ALL=full.
 	Exists bool
+	// QoS: the file was read as an OpenSM with QoS on reads it (Options.QoS).
+	QoS bool
 	// Definitions as written, in file order (the implicit Default first).
 	Definitions []*Definition
 	// Partitions in OpenSM's map order (see orderKey).

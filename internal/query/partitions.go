@@ -49,7 +49,7 @@ func ReadPartitions(path string, stdin io.Reader, opt partconf.Options) (*Partit
 	if err != nil {
 		return nil, err
 	}
-	return NewPartitions(partconf.Parse(name, data), opt), nil
+	return NewPartitions(partconf.ParseWith(name, data, opt), opt), nil
 }
 
 const partitionsWhat = "a partitions file (OpenSM's partitions.conf)"

@@ -16,15 +16,17 @@ import (
 // partitions` subcommands and, for GUID endpoints, of `ibkey can-talk --partitions`.
 type OpenSMFlags struct {
 	AllowBoth bool   // opensm -W (allow_both_pkeys)
+	QoS       bool   // opensm -Q (qos)
 	SMGUID    string // the port OpenSM runs on: what SELF means
 	TableSize int    // P_Key table length of the ports
 	Conf      string // --opensm-conf: OpenSM's opensm.conf (AddConfFlag, LoadFile)
 }
 
 // AddConfFlag binds --opensm-conf: OpenSM's opensm.conf, read as OpenSM reads it
-// (partconf.ParseOpenSMConf). Its allow_both_pkeys replaces --allow-both, its guid
-// (when not 0) --sm-guid, and without a partitions file its partition_config_file is
-// the file read (LoadFile). more is what else the command takes from it.
+// (partconf.ParseOpenSMConf). Its allow_both_pkeys replaces --allow-both, its qos
+// --qos (AddQoSFlag), its guid (when not 0) --sm-guid, and without a partitions file
+// its partition_config_file is the file read (LoadFile). more is what else the
+// command takes from it.
 func (o *OpenSMFlags) AddConfFlag(c *cobra.Command, more string) {
 	c.Flags().StringVar(&o.Conf, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): allow_both_pkeys replaces --allow-both, guid (not 0) --sm-guid"+more+"; without a partitions FILE, its partition_config_file is read")
 	_ = c.MarkFlagFilename("opensm-conf")
@@ -44,8 +46,8 @@ func (o *OpenSMFlags) FileArg(cmd string, args []string) (string, error) {
 
 // ReadConf reads --opensm-conf (query.ReadOpenSMConf, which says what *file
 // becomes), warns of the values OpenSM replaces, and sets the flags the file
-// replaces: --allow-both, and --sm-guid from a guid not 0 (the port OpenSM binds to is
-// SELF's; guid 0: OpenSM picks one, not known here).
+// replaces: --allow-both, --qos, and --sm-guid from a guid not 0 (the port OpenSM
+// binds to is SELF's; guid 0: OpenSM picks one, not known here).
 func (o *OpenSMFlags) ReadConf(file *string, n *Notices) (osm *partconf.OpenSMConf, src query.ConfPartitions, err error) {
 	if osm, src, err = query.ReadOpenSMConf(o.Conf, file); err != nil {
 		return nil, 0, err
@@ -53,7 +55,7 @@ func (o *OpenSMFlags) ReadConf(file *string, n *Notices) (osm *partconf.OpenSMCo
 	for _, w := range osm.Warnings {
 		n.Warn(w)
 	}
-	o.AllowBoth = osm.AllowBoth
+	o.AllowBoth, o.QoS = osm.AllowBoth, osm.QoS
 	if osm.GUID != 0 {
 		if given, err := check.ParseGUID(strings.TrimPrefix(o.SMGUID, "guid=")); o.SMGUID != "" && (err != nil || given != osm.GUID) {
 			n.Warn(fmt.Sprintf("--sm-guid %s is replaced by guid %s of %s, the port OpenSM binds to", o.SMGUID, osm.GUID, o.Conf))
@@ -101,6 +103,11 @@ func (o *OpenSMFlags) LoadFile(file *string, d *Deps) (*query.Partitions, error)
 	return p, nil
 }
 
+// AddQoSFlag binds --qos, for the commands that show what a partition's sl= gives.
+func (o *OpenSMFlags) AddQoSFlag(c *cobra.Command) {
+	c.Flags().BoolVar(&o.QoS, "qos", false, "OpenSM runs with -Q (qos TRUE): a partition keeps its sl=")
+}
+
 // AddFlags binds --allow-both, --sm-guid and --table-size.
 func (o *OpenSMFlags) AddFlags(c *cobra.Command) {
 	c.Flags().BoolVar(&o.AllowBoth, "allow-both", false, "OpenSM runs with -W (allow_both_pkeys): both gives a full and a limited entry")
@@ -110,7 +117,7 @@ func (o *OpenSMFlags) AddFlags(c *cobra.Command) {
 
 // Options validates the flags.
 func (o *OpenSMFlags) Options() (partconf.Options, error) {
-	opt := partconf.Options{AllowBoth: o.AllowBoth, TableSize: o.TableSize}
+	opt := partconf.Options{AllowBoth: o.AllowBoth, QoS: o.QoS, TableSize: o.TableSize}
 	if o.TableSize < 1 || o.TableSize > 0xffff {
 		return opt, Usagef("invalid --table-size %d (accepted: 1-65535, the port's PartitionCap)", o.TableSize)
 	}

@@ -65,7 +65,8 @@ JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1
 		}, runF, runCheck),
 	}
 	o.OpenSM.AddFlags(c)
-	o.OpenSM.AddConfFlag(c, "")
+	o.OpenSM.AddQoSFlag(c)
+	o.OpenSM.AddConfFlag(c, ", qos --qos")
 	c.Flags().BoolVar(&o.Strict, "strict", false, "exit 1 on warnings too")
 	cmdutil.SetExits(c,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "no errors (warnings allowed unless --strict)"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -389,6 +390,59 @@ func TestPartitionsOpenSMConfFile(t *testing.T) {
 		r := runIbkey(t, false, nil, append([]string{"partitions"}, tc.args...)...)
 		if r.Code != tc.code || !strings.Contains(r.Stdout, tc.stdout) || !strings.Contains(r.Stderr, tc.stderr) {
 			t.Errorf("ibkey partitions %s: exit %d (want %d)\n%s--- stderr\n%s", strings.Join(tc.args, " "), r.Code, tc.code, r.Stdout, r.Stderr)
+		}
+	}
+}
+
+// TestPartitionsQoS: OpenSM with QoS (-Q, qos TRUE in opensm.conf) keeps a partition's
+// sl= (partition_create, osm_prtn_config.c; TestLabGroupValues in the lab), so check
+// does not warn of it and show gives the IPoIB broadcast group that SL. The file's
+// qos replaces --qos, as its allow_both_pkeys replaces --allow-both.
+func TestPartitionsQoS(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	parts := write("p.conf", "Default=0x7fff, ipoib : ALL=full ;\na=0x0010, ipoib, sl=3 : ALL=full ;\n")
+	on, off := write("on.conf", "qos TRUE\n"), write("off.conf", "qos FALSE\n")
+	for _, tc := range []struct {
+		flags []string
+		qos   bool
+	}{
+		{nil, false},
+		{[]string{"--qos"}, true},
+		{[]string{"--opensm-conf", on}, true},
+		{[]string{"--opensm-conf", off, "--qos"}, false},
+	} {
+		r := runIbkey(t, false, nil, append([]string{"partitions", "check", parts}, tc.flags...)...)
+		if r.Code != 0 || strings.Contains(r.Stdout, "[sl-without-qos]") == tc.qos {
+			t.Errorf("check %v: exit %d\n%s", tc.flags, r.Code, r.Stdout)
+		}
+		r = runIbkey(t, false, nil, append([]string{"partitions", "show", parts, "-o", "json"}, tc.flags...)...)
+		type part struct {
+			Key    string `json:"key"`
+			Groups []struct {
+				SL *int `json:"sl"`
+			} `json:"groups"`
+		}
+		var doc struct {
+			QoS        *bool  `json:"qos"`
+			Partitions []part `json:"partitions"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 0 {
+			t.Fatalf("show %v: exit %d, %v\n%s%s", tc.flags, r.Code, err, r.Stdout, r.Stderr)
+		}
+		want := 0
+		if tc.qos {
+			want = 3
+		}
+		i := slices.IndexFunc(doc.Partitions, func(p part) bool { return p.Key == "0x0010" })
+		if doc.QoS == nil || *doc.QoS != tc.qos || i < 0 || len(doc.Partitions[i].Groups) != 1 || doc.Partitions[i].Groups[0].SL == nil || *doc.Partitions[i].Groups[0].SL != want {
+			t.Errorf("show %v: qos %v, want %v; partition 0x0010's broadcast group SL, want %d:\n%s", tc.flags, doc.QoS, tc.qos, want, r.Stdout)
 		}
 	}
 }

@@ -109,10 +109,11 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 		}, runF, runShow),
 	}
 	o.OpenSM.AddFlags(c)
+	o.OpenSM.AddQoSFlag(c)
 	o.Types.add(c)
 	c.Flags().StringArrayVar(&o.Previous, "previous", nil, "a configuration OpenSM applied before (`FILE`; repeat for several, oldest first): keys keep their index, removed ones leave holes")
 	_ = c.MarkFlagFilename("previous")
-	o.OpenSM.AddConfFlag(c, ", and keep_pkey_indexes FALSE rebuilds every table from index 0 (--previous then keeps no index)")
+	o.OpenSM.AddConfFlag(c, ", qos --qos, and keep_pkey_indexes FALSE rebuilds every table from index 0 (--previous then keeps no index)")
 	c.Flags().BoolVar(&o.Restarted, "restarted", false, "with --previous: OpenSM was restarted before applying each file (a new process forgets where removed keys were); default: one running OpenSM re-read its file (SIGHUP, heavy sweep)")
 	cmdutil.AddIndentFlag(c)
 	cmdutil.SetExits(c,
@@ -336,6 +337,9 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	how := "OpenSM without -W"
 	if p.Options.AllowBoth {
 		how = "OpenSM with -W"
+	}
+	if p.Options.QoS {
+		how += " and -Q" // only then does a partition's sl= reach its groups
 	}
 	self := "SELF unknown (no --sm-guid)"
 	if p.Options.SMGUID != 0 {

@@ -107,6 +107,7 @@ func (s *show) writeJSON(out io.Writer, incomplete []cmdutil.Incomplete) error {
 		d.Field("restarted", s.restarted)
 	}
 	d.Field("allow_both", p.Options.AllowBoth)
+	d.Field("qos", p.Options.QoS)
 	if p.Options.SMGUID != 0 {
 		d.Field("sm_guid", p.Options.SMGUID)
 	} else {

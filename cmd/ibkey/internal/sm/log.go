@@ -285,7 +285,7 @@ func runLog(o *LogOptions) error {
 		if err != nil {
 			return err
 		}
-		p := query.NewPartitions(partconf.Parse(name, text), opt)
+		p := query.NewPartitions(partconf.ParseWith(name, text, opt), opt)
 		x.Parts, x.PartsText = p, string(text)
 		if p.Config.Rejected {
 			o.Notices.Note(fmt.Sprintf("OpenSM rejects %s (first error at %s): it runs with Default=0x7fff, ipoib : ALL=full", o.Partitions, p.Config.RejectedAt))
