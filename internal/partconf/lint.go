@@ -351,7 +351,7 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 		if m.Membership == FlagBoth && !opt.AllowBoth && m.Explicit() {
 			f.add(check.SeverityWarning, m.Pos(), kindBothItem, pi, int32(mi), 0)
 		}
-		if m.Kind == KindAll && !m.Def.Implicit {
+		if (m.Kind == KindAll || m.Kind == KindAllCAs) && !m.Def.Implicit {
 			f.lintOverridden(p, m, eff, byGUID)
 		}
 		if m.Kind == KindAll && eff == FlagLimited {
@@ -402,11 +402,14 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 	}
 }
 
-// lintOverridden warns when an ALL item gives ports that earlier items of the partition
-// named another membership: ALL names every port and the last item naming a port wins
+// lintOverridden warns when an ALL or ALL_CAS item gives ports that earlier items of
+// the partition named another membership: ALL names every port, ALL_CAS every CA
+// port (osm_prtn_add_all by node type), and the last item naming a port wins
 // (osm_prtn_add_port; with -W manage_membership_change), so those items have no
 // effect. byGUID (the earlier items by port) is then cleared: from here every port has
-// ALL's membership.
+// the item's membership. A file does not say which GUIDs are CA ports: for ALL_CAS the
+// warning says it holds for those that are (the lint takes listed ports for CA ports,
+// as lintTables does).
 func (f *Findings) lintOverridden(p *Partition, all *Member, eff MemberFlag, byGUID map[check.GUID]seenMember) {
 	n, first := 0, int32(-1)
 	for _, s := range byGUID {
@@ -426,9 +429,13 @@ func (f *Findings) lintOverridden(p *Partition, all *Member, eff MemberFlag, byG
 	if n > 1 {
 		items = fmt.Sprintf("%d earlier items", n)
 	}
-	f.warn(all.Pos(), "conflicting-membership", fmt.Sprintf("%s makes every port a %s member of partition %s, overriding %s that named a port %s (first %s at %s): OpenSM uses the last item naming a port",
-		all.Text(), eff, p.Key, items, fm.Membership.Effective(f.opt.AllowBoth), fm.Text(), fm.Pos()),
-		"put ALL first and the ports that differ after it")
+	keyword, every, which := "ALL", "every port", ""
+	if all.Kind == KindAllCAs {
+		keyword, every, which = "ALL_CAS", "every CA port", ", where the port is a CA port"
+	}
+	f.warn(all.Pos(), "conflicting-membership", fmt.Sprintf("%s makes %s a %s member of partition %s, overriding %s that named a port %s%s (first %s at %s): OpenSM uses the last item naming a port",
+		all.Text(), every, eff, p.Key, items, fm.Membership.Effective(f.opt.AllowBoth), which, fm.Text(), fm.Pos()),
+		fmt.Sprintf("put %s first and the ports that differ after it", keyword))
 }
 
 // lintTables counts the entries each explicitly listed port needs. Keyword members (ALL,

@@ -38,6 +38,7 @@ func TestLintRules(t *testing.T) {
 		{"no-full-member", check.SeverityWarning, def + "a=0x300 : 0x1=both, ALL ;\n", LintOptions{AllowBoth: true}, "2:1"},
 		{"conflicting-membership", check.SeverityWarning, def + "a=0x10 : 0x1=full,\n 0x2, 0x1=limited;\n", LintOptions{}, "3:7"},
 		{"conflicting-membership", check.SeverityWarning, def + "a=0x10 : 0x1=full, 0x2=full,\n ALL=limited, 0x3=full;\n", LintOptions{}, "3:2"},
+		{"conflicting-membership", check.SeverityWarning, def + "a=0x10 : 0x1=full, 0x2=full,\n ALL_CAS=limited, 0x3=full;\n", LintOptions{}, "3:2"},
 		{"table-overflow", check.SeverityWarning, def + overflowing(3, 0x5), LintOptions{TableSize: 3}, "4:13"},
 		{"table-overflow", check.SeverityWarning, def + "a=0x10 : ALL;\nb=0x20 : ALL_CAS;\n", LintOptions{TableSize: 2}, "1:1"},
 		{"both-without-W", check.SeverityWarning, def + "a=0x10 : 0x1=both;\n", LintOptions{}, "2:10"},
@@ -381,5 +382,29 @@ func TestLintMissingSemicolonWords(t *testing.T) {
 		return f.Rule == "missing-semicolon" && f.Pos.String() == "p.conf:2:3" && !strings.Contains(f.Message, "earlier, longer line")
 	}) {
 		t.Errorf("want missing-semicolon at p.conf:2:3 without the line-buffer words: %v", fs)
+	}
+}
+
+// TestLintAllCAsOverrides: ALL_CAS after a port item that gives the port another
+// membership overrides it where the port is a CA port (osm_prtn_add_all adds by node
+// type through osm_prtn_add_port, where the last item naming a port wins), and the
+// warning says so; the model (checked against OpenSM by the truth soak) agrees: the
+// CA port is limited, a switch's port 0 keeps its full entry.
+func TestLintAllCAsOverrides(t *testing.T) {
+	conf := "Default=0x7fff, ipoib : ALL=full ;\na=0x0010 : 0x1=full, ALL_CAS=limited, 0x3=full ;\n"
+	c := Parse("p.conf", []byte(conf))
+	fs := slices.Collect(LintFindings(c, LintOptions{}).All())
+	i := slices.IndexFunc(fs, func(f check.Finding) bool { return f.Rule == "conflicting-membership" })
+	if i < 0 || fs[i].Pos.Line != 2 || !strings.Contains(fs[i].Message, "where the port is a CA port") || !strings.Contains(fs[i].Action, "put ALL_CAS first") {
+		t.Fatalf("findings %v", fs)
+	}
+	for _, tc := range []struct {
+		typ  check.NodeType
+		want check.PKey
+	}{{check.NodeCA, 0x0010}, {check.NodeSwitch, 0x8010}} {
+		m := NewModel(c, []Port{{GUID: 1, Type: tc.typ}, {GUID: 3, Type: check.NodeCA}}, Options{})
+		if !slices.Contains(m.PKeys(1), tc.want) {
+			t.Errorf("port 0x1 of type %v: %v, want %v", tc.typ, m.PKeys(1), tc.want)
+		}
 	}
 }

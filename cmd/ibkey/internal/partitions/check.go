@@ -46,7 +46,7 @@ stays without carrier), the SM's own port a limited member of the default partit
 keys OpenSM generates, a partition without a member (OpenSM deletes it), flag values
 OpenSM logs or ignores (mtu=4x, Q_Key=, indx0=no), sl= without QoS, a multicast group
 asked for again with other values, a GUID written with '-', GUID= or defmember=
-with nothing after '=' (full), an ALL item after port items it overrides.
+with nothing after '=' (full), an ALL or ALL_CAS item after port items it overrides.
 
 When what OpenSM does with the file cannot be predicted (it reads bytes of its line
 buffer no line of the file wrote, or crashes), the first finding says so
