@@ -102,6 +102,10 @@ const (
 	ResultFailed   = "failed"
 )
 
+// ErrPartial wraps Sweep's error for a sweep that reached the fabric and stopped
+// early (ResultPartial), as against one that failed.
+var ErrPartial = errors.New("sweep partial")
+
 // sweepResults are the results in the order they are exported.
 var sweepResults = []string{ResultComplete, ResultGaps, ResultPartial, ResultFailed}
 
@@ -247,6 +251,9 @@ func (c *FabricCollector) finish(snap *fabricSnapshot, err error) error {
 		c.opts.Logf("sweep %s (the previous sweep is still served): %v", result, err)
 	case gaps != "" && gaps != lastGaps:
 		c.opts.Logf("sweep served with gaps (not checked): %s", gaps)
+	}
+	if result == ResultPartial {
+		return fmt.Errorf("%w: %w", ErrPartial, err)
 	}
 	return err
 }

@@ -358,7 +358,13 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 	c := exporter.NewFabricCollector(fopts)
 	defer c.Close()
 	if o.Once {
-		if err := c.Sweep(ctx); err != nil {
+		// A sweep that stopped early reached the fabric (not exit 3): it is not
+		// served, as in a daemon, and what is printed says so (sweeps_total{result=
+		// "partial"}, last_sweep_failure); exit 4, as fabric pkeys on such a sweep.
+		var lines []string
+		if err := c.Sweep(ctx); errors.Is(err, exporter.ErrPartial) {
+			lines = append(lines, fmt.Sprintf("fabric via %s: %v: nothing of it is printed (the exporter serves only finished sweeps)", fab.Via, err))
+		} else if err != nil {
 			return &query.EnvError{Msg: fmt.Sprintf("fabric via %s: %v", fab.Via, err)}
 		}
 		mfs, err := output(ctx, o, logger, c, nil)
@@ -366,7 +372,6 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 			return err
 		}
 		// A sweep with gaps, as fabric check says it.
-		var lines []string
 		if gaps := fabric.NotCheckedSummary(c.NotRead()); gaps != "" {
 			lines = append(lines, "partial sweep: "+gaps)
 		}
@@ -585,9 +590,9 @@ DIR/ibkey.prom atomically for node_exporter's textfile collector; a failed write
 logged and retried), or --once (print to stdout and exit). Labels follow
 node_exporter's infiniband collector (device, port). An address it cannot listen on,
 or a first textfile write that fails, is exit 3; --once exits 4 when something was not
-read (a device, port, table, entry or interface; a sweep with gaps; a counter, as the
-_unreadable series say: in host mode the violation counters neither verbs nor
---portinfo read), which the series name.
+read (a device, port, table, entry or interface; a sweep with gaps, or one that
+stopped early, which is not printed; a counter, as the _unreadable series say: in host
+mode the violation counters neither verbs nor --portinfo read), which the series name.
 
 With --sm-log FILE, in either mode, the partition and key events of OpenSM's log
 (those 'ibkey sm log' explains) are counted by kind and partition key in
