@@ -111,6 +111,14 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 		if p == nil {
 			return nil, nil, nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", *s.PortNum, n.Name()), Available: portNums(n.Ports)}
 		}
+		if !n.IsEndPort(p) {
+			// A switch's external port sends and receives no packets of its own:
+			// the switch's QPs are on its management port 0 (IsEndPort), and an
+			// external port's table only filters what crosses it, which can-talk
+			// checks on the switch port facing each end.
+			return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: port %d of switch %s is an external port: no QP is there (a switch's QPs are on port 0: port=0); the port it faces is %s",
+				s, p.Num, n.Name(), facing(f, p))}
+		}
 		return f, n, p, nil
 	}
 	if port != nil {
@@ -154,6 +162,14 @@ func FindLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
 		}
 	}
 	return nil, nil
+}
+
+// facing names the port p is cabled to, or says it has none.
+func facing(f *fabric.Fabric, p *fabric.Port) string {
+	if p.Peer == nil {
+		return "not known (no link read)"
+	}
+	return f.Label(*p.Peer)
 }
 
 // maxListed bounds the names listed in a not-found error.

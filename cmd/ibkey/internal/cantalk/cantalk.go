@@ -76,7 +76,8 @@ An endpoint is a base and options, ENDPOINT := BASE {,KEY=VALUE}:
   pkey=0x8001,qp=ud,qkey=0x11  options only
   lid=3  lid=3,port=2          a port of the fabric found by LID in a sweep: the
                                port LID 3 belongs to (a CA port, a switch's
-                               port 0), or port P of that node
+                               port 0), or port P of that node (a switch's:
+                               port 0 only, its external ports hold no QP)
   node=HcaB  node=HcaB,port=1  a port of the fabric found by node description (or
                                node GUID) in a sweep: a switch's port 0, a CA's one
                                cabled port (port= when it has several)

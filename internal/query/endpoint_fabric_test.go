@@ -1,0 +1,68 @@
+package query
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
+)
+
+const smallFabricFile = "../../cmd/ibkey/testdata/fabric/small.json"
+
+func readSmall(t *testing.T) *fabric.Fabric {
+	t.Helper()
+	f, err := ReadFabricFile(smallFabricFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// findIn resolves one spec in f as can-talk does.
+func findIn(t *testing.T, f *fabric.Fabric, spec string) (*fabric.Node, *fabric.Port, error) {
+	t.Helper()
+	_, n, p, err := findSwept(f, nil, specs(t, spec)[0])
+	return n, p, err
+}
+
+// TestFindSweptSwitchExternalPort: a switch's external port is no endpoint (no QP
+// is there), by node= or lid= with port=: bad input naming the port and port 0; the
+// switch's port 0 resolves. Every switch port of the sweep is tried.
+func TestFindSweptSwitchExternalPort(t *testing.T) {
+	f := readSmall(t)
+	switches := 0
+	for _, n := range f.Nodes {
+		if n.Type != check.NodeSwitch {
+			continue
+		}
+		switches++
+		lid := n.Port(0).LID
+		for _, p := range n.Ports {
+			for _, spec := range []string{
+				fmt.Sprintf("node=%s,port=%d", n.Description, p.Num),
+				fmt.Sprintf("lid=%d,port=%d", lid, p.Num),
+				fmt.Sprintf("%s,port=%d", n.GUID, p.Num),
+			} {
+				gn, gp, err := findIn(t, f, spec)
+				if p.Num == 0 {
+					if err != nil || gn != n || gp != p {
+						t.Errorf("%s: %v, %v, %v; want the switch's port 0", spec, gn, gp, err)
+					}
+					continue
+				}
+				var usage *UsageError
+				if !errors.As(err, &usage) || !strings.Contains(err.Error(), "is an external port: no QP is there") ||
+					!strings.Contains(err.Error(), "port="+strconv.Itoa(p.Num)) {
+					t.Errorf("%s: %T %v; want a *UsageError saying port %d is an external port", spec, err, err, p.Num)
+				}
+			}
+		}
+	}
+	if switches == 0 {
+		t.Fatal("no switch in the fixture")
+	}
+}
