@@ -92,6 +92,13 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 				port = p
 			}
 		}
+		// A port GUID names its port: port= may only repeat it (a node GUID is
+		// the form that takes port=; a switch's port 0 may have its node's GUID).
+		if port != nil && s.PortNum != nil && *s.PortNum != port.Num && s.GUID != nodes[0].GUID {
+			n := nodes[0]
+			return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %s is the port GUID of %s, not of port %d: drop port=, or name port %d by the node GUID (%s,port=%d)",
+				s, s.GUID, f.Label(check.PortID{Node: n.GUID, Port: port.Num}), *s.PortNum, *s.PortNum, n.GUID, *s.PortNum)}
+		}
 	case check.EndpointNode:
 		nodes = f.FindNodes(s.Node)
 		if len(nodes) == 0 {

@@ -66,3 +66,40 @@ func TestFindSweptSwitchExternalPort(t *testing.T) {
 		t.Fatal("no switch in the fixture")
 	}
 }
+
+// TestFindSweptPortGUIDOtherPort: a port GUID names its port; port= naming another
+// port of its node is bad input (it resolved to that other port, labelled with the
+// GUID of the first); port= naming the same port resolves to it. Every CA port with a
+// GUID in the sweep is tried against every port number of its node.
+func TestFindSweptPortGUIDOtherPort(t *testing.T) {
+	f := readSmall(t)
+	tried := 0
+	for _, n := range f.Nodes {
+		if n.Type != check.NodeCA {
+			continue
+		}
+		for _, own := range n.Ports {
+			if own.GUID == 0 {
+				continue
+			}
+			for _, q := range n.Ports {
+				tried++
+				spec := fmt.Sprintf("%s,port=%d", own.GUID, q.Num)
+				_, gp, err := findIn(t, f, spec)
+				if q == own {
+					if err != nil || gp != own {
+						t.Errorf("%s: %v, %v; want port %d", spec, gp, err, own.Num)
+					}
+					continue
+				}
+				var usage *UsageError
+				if !errors.As(err, &usage) || !strings.Contains(err.Error(), "is the port GUID of") {
+					t.Errorf("%s: %T %v (port %v); want a *UsageError: the GUID is port %d's", spec, err, err, gp, own.Num)
+				}
+			}
+		}
+	}
+	if tried == 0 {
+		t.Fatal("no CA port with a GUID in the fixture")
+	}
+}
