@@ -77,7 +77,10 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	)
 	switch s.Kind {
 	case check.EndpointLID:
-		n, p := FindLID(f, s.LID)
+		n, p, err := FindLID(f, s.LID)
+		if err != nil {
+			return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %v", s, err), Err: err}
+		}
 		if n == nil {
 			return nil, nil, nil, partial(&NotFoundError{What: "LID", Name: strconv.Itoa(int(s.LID)) + " in the sweep", Available: lidRanges(f)})
 		}
@@ -154,21 +157,37 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %s has ports %s: add ,port=P", s, n.Name(), strings.Join(nums, ", "))}
 }
 
-// FindLID is the end port whose LID range (LID to LID+2^LMC-1) holds lid. A LID names
-// a port only within its subnet: ports outside the swept subnet (another SM's, which
-// may reuse the same LIDs) are not considered.
-func FindLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
+// FindLID is the end port whose LID range (LID to LID+2^LMC-1) holds lid; nil when
+// none does. A LID names a port only within its subnet: ports outside the swept subnet
+// (another SM's, which may reuse the same LIDs) are not considered. Two end ports of
+// the subnet whose ranges hold lid (a LID assigned twice) are a *UsageError naming
+// them: the LID names neither.
+func FindLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port, error) {
+	var (
+		nodes  []*fabric.Node
+		ports  []*fabric.Port
+		labels []string
+	)
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if !n.IsEndPort(p) || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
+			id := check.PortID{Node: n.GUID, Port: p.Num}
+			if !n.IsEndPort(p) || !f.InSubnet(id) {
 				continue
 			}
 			if check.LIDRangeHolds(p.LID, p.LMC, lid) {
-				return n, p
+				nodes, ports = append(nodes, n), append(ports, p)
+				labels = append(labels, fmt.Sprintf("%s (LID %d, LMC %d)", f.Label(id), p.LID, p.LMC))
 			}
 		}
 	}
-	return nil, nil
+	switch len(ports) {
+	case 0:
+		return nil, nil, nil
+	case 1:
+		return nodes[0], ports[0], nil
+	}
+	return nil, nil, &UsageError{Msg: fmt.Sprintf("LID %d is held by %d ports of the subnet (%s): it names none of them; name the port by node= or its port GUID",
+		lid, len(ports), strings.Join(textsafe.Capped(labels, maxListed), ", "))}
 }
 
 // facing names the port p is cabled to, or says it has none.

@@ -103,3 +103,57 @@ func TestFindSweptPortGUIDOtherPort(t *testing.T) {
 		t.Fatal("no CA port with a GUID in the fixture")
 	}
 }
+
+// TestFindLIDTwice: a LID two end ports of the subnet hold (the same LID, or LMC
+// ranges that overlap) names neither: bad input naming both, never the first found.
+// Each CA port of the sweep is given, in turn, the LID of another end port.
+func TestFindLIDTwice(t *testing.T) {
+	type holder struct {
+		n *fabric.Node
+		p *fabric.Port
+	}
+	var ends []holder
+	for _, n := range readSmall(t).Nodes {
+		for _, p := range n.Ports {
+			if n.IsEndPort(p) && p.LID != 0 {
+				ends = append(ends, holder{n, p})
+			}
+		}
+	}
+	if len(ends) < 2 {
+		t.Fatal("fewer than two end ports with LIDs in the fixture")
+	}
+	for i, a := range ends {
+		for j, b := range ends {
+			if i == j || a.n.Type != check.NodeCA {
+				continue
+			}
+			for _, lmc := range []uint8{0, 2} {
+				f := readSmall(t)
+				pa := f.Node(a.n.GUID).Port(a.p.Num)
+				lid := b.p.LID
+				// The same LID, or (LMC 2) a range starting below it that holds it.
+				pa.LID, pa.LMC = lid-min(lid-1, uint16(lmc)), lmc
+				_, _, err := FindLID(f, lid)
+				var usage *UsageError
+				if !errors.As(err, &usage) || !strings.Contains(err.Error(), fmt.Sprintf("LID %d is held by 2 ports", lid)) ||
+					!strings.Contains(err.Error(), f.Label(check.PortID{Node: a.n.GUID, Port: a.p.Num})) ||
+					!strings.Contains(err.Error(), f.Label(check.PortID{Node: b.n.GUID, Port: b.p.Num})) {
+					t.Errorf("%s LID %d LMC %d beside %s LID %d: %v; want a *UsageError naming both",
+						a.n.Description, pa.LID, lmc, b.n.Description, lid, err)
+				}
+				if _, _, err := findIn(t, f, fmt.Sprintf("lid=%d", lid)); !errors.As(err, &usage) {
+					t.Errorf("lid=%d held twice: %T %v; want a *UsageError", lid, err, err)
+				}
+			}
+		}
+	}
+	// Each LID held once still resolves to its port.
+	f := readSmall(t)
+	for _, e := range ends {
+		n, p, err := FindLID(f, e.p.LID)
+		if err != nil || n.GUID != e.n.GUID || p.Num != e.p.Num {
+			t.Errorf("LID %d: %v %v %v; want %s[%d]", e.p.LID, n, p, err, e.n.Description, e.p.Num)
+		}
+	}
+}
