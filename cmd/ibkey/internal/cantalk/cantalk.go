@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/query"
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
@@ -294,12 +294,16 @@ func runCanTalk(o *CanTalkOptions) error {
 	if _, err := query.AddPortTypes(map[check.GUID]check.NodeType{}, o.Routers, nil); err != nil {
 		return err
 	}
-	// A --sm-log that is not there is bad input, refused before the endpoints are
-	// resolved and named on stderr (askSA reads its size later, when it asks).
+	// A --sm-log that cannot be read (not there, a directory, no permission) is bad
+	// input, refused before the endpoints are resolved and named on stderr (askSA
+	// reads its size later, when it asks): else a log not read would be said to give
+	// no reason for a refusal.
 	if o.SA.SMLog != "" {
-		if _, err := os.Stat(o.SA.SMLog); err != nil {
+		f, err := fsread.Open(o.SA.SMLog, 1<<62, "an OpenSM log")
+		if err != nil {
 			return cmdutil.Usagef("--sm-log: %v", err)
 		}
+		f.Close()
 	}
 	// Every flag is checked, also one this pair of endpoints does not use: a bad
 	// value is a mistake either way (issue 28: --table-size 0; --timeout -1s is

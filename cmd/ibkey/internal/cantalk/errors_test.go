@@ -59,3 +59,15 @@ func TestUnusedFlagsChecked(t *testing.T) {
 		{Args: []string{"can-talk", "--table-size", "0", "0x8001", "0x0001"}, Code: 2, Stderr: "ibkey: invalid --table-size 0 (accepted: 1-65535, the port's PartitionCap)\n"},
 	})
 }
+
+// TestSMLogNotReadable: an --sm-log that cannot be read as a log (a directory, a file
+// that is not there) is bad input, exit 2 naming it, before anything is asked: a log
+// not read must not be said to give no reason for a refusal.
+func TestSMLogNotReadable(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"can-talk", "--fabric-file", smallFabric, "lid=1,pkey=0x8002", "lid=4,pkey=0x0002", "--sa", "--sm-log"}
+	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
+		{Args: append(base[:len(base):len(base)], dir), Code: 2, Stderr: "ibkey: --sm-log: " + dir + ": is a directory, not a regular file"},
+		{Args: append(base[:len(base):len(base)], dir+"/opensm.log"), Code: 2, Stderr: "ibkey: --sm-log: open " + dir + "/opensm.log: no such file or directory"},
+	})
+}
