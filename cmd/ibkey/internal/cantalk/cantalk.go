@@ -190,7 +190,7 @@ verdict "unknown", and "incomplete" says why (exit 4).`,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "they cannot (also ONE-WAY, and NOT ACTIVE: a port that is not ACTIVE passes no data now, whether or not its table was read), or an endpoint asks for a P_Key or index its port's table does not hold, or pins an empty entry: no QP there can use it, which is a definite no"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad input: an endpoint, flag or file (one line names it)"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no such device or port (those that exist are listed), or no P_Key table (iWARP)"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "UNKNOWN: the answer depends on what was not read (unreadable P_Key entries, a pinned entry, a port's table, a device, a switch port's table; a link between switches that enforces partitions and lacks theirs, or whose table or enforcement bits were not read, where routes are not read), listed on stderr, or on what was not given (a port's type with --partitions, router or CA; UD QPs' Q_Keys; the Q_Key send rule of a device not known, where a top-bit wr_qkey makes it decide) or cannot be predicted (what OpenSM does with the --partitions file), or the ports are on different subnets (GID prefixes) and only a router, which is not checked, could join them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1, and its working direction is said to be only what the tables read)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "UNKNOWN: the answer depends on what was not read (unreadable P_Key entries, a pinned entry, a port's table, a device, a switch port's table; a link between switches that enforces partitions and lacks theirs, or whose table or enforcement bits were not read, where routes are not read), listed on stderr, or on what was not given (a port's type with --partitions, router or CA; UD QPs' Q_Keys; the Q_Key send rule of a device not known, where a top-bit wr_qkey makes it decide) or cannot be predicted (what OpenSM does with the --partitions file), or the ports are on different subnets (GID prefixes), or may be (their master SM LIDs differ), and only a router, which is not checked, could join them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1, and its working direction is said to be only what the tables read)"},
 	)
 	return c
 }
@@ -574,6 +574,9 @@ func headline(v check.Verdict) string {
 		if len(v.NotChecked) > 0 && !slices.ContainsFunc(v.NotChecked, func(nc check.NotChecked) bool { return nc.Cause != check.NotCheckedAssumption }) {
 			// Only assumptions about a partitions file's ports (query's alternatives).
 			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what was not given (--sm-guid, --router)", v.A.Label, v.B.Label)
+		}
+		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedSubnet {
+			return fmt.Sprintf("UNKNOWN: the tables read say %s and %s can talk; whether one Subnet Manager manages both is not known (their master SM LIDs differ)", v.A.Label, v.B.Label)
 		}
 		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedSubnetManager {
 			return fmt.Sprintf("UNKNOWN: the tables read say %s and %s can talk; the Subnet Manager does not confirm it", v.A.Label, v.B.Label)
