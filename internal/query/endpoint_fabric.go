@@ -79,7 +79,7 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	case check.EndpointLID:
 		n, p, err := FindLID(f, s.LID)
 		if err != nil {
-			return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %v", s, err), Err: err}
+			return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %v: name the port by node= or its port GUID", s, err), Err: err}
 		}
 		if n == nil {
 			return nil, nil, nil, partial(&NotFoundError{What: "LID", Name: strconv.Itoa(int(s.LID)) + " in the sweep", Available: lidRanges(f)})
@@ -186,7 +186,7 @@ func FindLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port, error) {
 	case 1:
 		return nodes[0], ports[0], nil
 	}
-	return nil, nil, &UsageError{Msg: fmt.Sprintf("LID %d is held by %d ports of the subnet (%s): it names none of them; name the port by node= or its port GUID",
+	return nil, nil, &UsageError{Msg: fmt.Sprintf("LID %d is held by %d ports of the subnet (%s): it names none of them",
 		lid, len(ports), strings.Join(textsafe.Capped(labels, maxListed), ", "))}
 }
 

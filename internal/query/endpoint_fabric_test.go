@@ -142,7 +142,7 @@ func TestFindLIDTwice(t *testing.T) {
 					t.Errorf("%s LID %d LMC %d beside %s LID %d: %v; want a *UsageError naming both",
 						a.n.Description, pa.LID, lmc, b.n.Description, lid, err)
 				}
-				if _, _, err := findIn(t, f, fmt.Sprintf("lid=%d", lid)); !errors.As(err, &usage) {
+				if _, _, err := findIn(t, f, fmt.Sprintf("lid=%d", lid)); !errors.As(err, &usage) || !strings.HasSuffix(err.Error(), "name the port by node= or its port GUID") {
 					t.Errorf("lid=%d held twice: %T %v; want a *UsageError", lid, err, err)
 				}
 			}

@@ -383,7 +383,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 	for _, l := range lids {
 		n, p, err := query.FindLID(f, l)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, &query.UsageError{Msg: fmt.Sprintf("--lid: %v: name the host with --node", err), Err: err}
 		}
 		if n == nil {
 			if partial != "" {

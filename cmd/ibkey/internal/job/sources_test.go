@@ -103,7 +103,8 @@ func TestFabricPortsLIDHeldTwice(t *testing.T) {
 	hcaB.LID = lid
 	_, _, err = fabricPorts(f, []uint16{lid}, nil)
 	var usage *query.UsageError
-	if !errors.As(err, &usage) || !strings.Contains(err.Error(), `"HcaA"[1]`) || !strings.Contains(err.Error(), `"HcaB"[1]`) {
+	if !errors.As(err, &usage) || !strings.HasPrefix(err.Error(), "--lid: LID") || !strings.HasSuffix(err.Error(), "name the host with --node") ||
+		!strings.Contains(err.Error(), `"HcaA"[1]`) || !strings.Contains(err.Error(), `"HcaB"[1]`) {
 		t.Errorf("LID %d held by HcaA[1] and HcaB[1]: %T %v; want a *query.UsageError naming both", lid, err, err)
 	}
 }
