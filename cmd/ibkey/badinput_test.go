@@ -506,7 +506,7 @@ func TestBadInputFound(t *testing.T) {
 		// The address flag given is named.
 		{Args: []string{"--demo", "pkeys", "mlx5_0", "1", "--guid=0x1"}, Code: 2, Stderr: `ibkey: unexpected "mlx5_0 1" with --guid: a port is given either as DEV PORT`},
 		// A missing --sm-log is refused before the endpoints are resolved and named.
-		{Args: []string{"--demo", "can-talk", "node=storage01,pkey=0x8001", "lid=4,pkey=0x8001", "--sa", "--sm-log=/nonexistent/opensm.log"}, Code: 2, Stderr: "ibkey: --sm-log: stat /nonexistent/opensm.log: no such file or directory"},
+		{Args: []string{"--demo", "can-talk", "node=storage01,pkey=0x8001", "lid=4,pkey=0x8001", "--sa", "--sm-log=/nonexistent/opensm.log"}, Code: 2, Stderr: "ibkey: --sm-log: open /nonexistent/opensm.log: no such file or directory"},
 		{Args: []string{"--demo", "exporter", "--once", "--sweep", "--partitions=-"}, Code: 2, Stderr: "ibkey: partitions file: - (standard input) cannot be read here: give the file's path"},
 		// A simulator socket name too long to bind is bad input, not a failed bind (exit 3).
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--ibsim=" + strings.Repeat("s", 93)}, Code: 2, Stderr: "93 bytes, longer than the 92 an ibsim socket name holds"},

@@ -431,6 +431,9 @@ const (
 	// (HopFabric.BetweenSwitches), and whether the route between the ends crosses it
 	// was not read.
 	NotCheckedRoute
+	// NotCheckedSubnet: the ends report different master SM LIDs with the same GID
+	// prefix: whether one Subnet Manager manages both (one subnet) is not known.
+	NotCheckedSubnet
 )
 
 // DependsOn makes v unknown: the answer depends on nc, which was not checked (the
@@ -612,7 +615,27 @@ func CanTalk(a, b Endpoint) Verdict {
 	}
 	v.qkeysNotGiven()
 	v.linkLayerNotRead(a, b)
+	v.smLIDsDiffer(a, b)
 	return v
+}
+
+// smLIDsDiffer: ports with the same GID prefix whose master SM LIDs differ are on
+// different subnets if two Subnet Managers manage them (OpenSM's subnet_prefix
+// defaults to 0xfe80000000000000, IB_DEFAULT_SUBNET_PREFIX, on every subnet), which
+// only a router joins, or on one whose new master SM has not yet reached both. A yes
+// depends on which (NotCheckedSubnet); any other answer holds either way, and warns.
+func (v *Verdict) smLIDsDiffer(a, b Endpoint) {
+	if v.Kind == VerdictNotActive || v.Kind == VerdictDifferentSubnets || a.Subnet == nil || b.Subnet == nil ||
+		a.Subnet.SMLID == 0 || b.Subnet.SMLID == 0 || a.Subnet.SMLID == b.Subnet.SMLID {
+		return
+	}
+	s := fmt.Sprintf("%s reports master SM LID %d and %s LID %d, with the same GID prefix: if two Subnet Managers manage them, they are on different subnets, which only a router joins (not checked)",
+		a.Label, a.Subnet.SMLID, b.Label, b.Subnet.SMLID)
+	if v.Kind == VerdictYes {
+		v.DependsOn(NotChecked{Cause: NotCheckedSubnet, Sentence: s})
+		return
+	}
+	v.Warnings = append(v.Warnings, s)
 }
 
 // qkeysNotGiven: between UD QPs the Q_Key rule decides delivery (IBA 10.2.5), so a
@@ -695,10 +718,6 @@ func (v *Verdict) applyPortRules(a, b Endpoint) {
 	}
 	diff := a.Subnet != nil && b.Subnet != nil && a.Subnet.GIDPrefix != 0 && b.Subnet.GIDPrefix != 0 && a.Subnet.GIDPrefix != b.Subnet.GIDPrefix
 	if len(inactive) == 0 && !diff {
-		if a.Subnet != nil && b.Subnet != nil && a.Subnet.SMLID != 0 && b.Subnet.SMLID != 0 && a.Subnet.SMLID != b.Subnet.SMLID {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s reports master SM LID %d and %s LID %d: if two Subnet Managers manage them, they are on different subnets (their GID prefixes are the same, so this is not certain)",
-				a.Label, a.Subnet.SMLID, b.Label, b.Subnet.SMLID))
-		}
 		return
 	}
 	fail := func(reason string) {

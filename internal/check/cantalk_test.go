@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -715,5 +716,43 @@ func TestCanTalkKeyZeroMatchesNothing(t *testing.T) {
 	// An end with an entry not read may hold any key: then it is not known.
 	if v := CanTalk(unread, port("b", 0x0001)); v.Kind != VerdictUnknown {
 		t.Errorf("port with an entry not read and a limited member: %s, want unknown", v.Kind)
+	}
+}
+
+// TestSMLIDsDiffer: two ACTIVE ports with the same GID prefix and different master SM
+// LIDs may be on two subnets (two SMs, both on OpenSM's default prefix): a yes from
+// their tables is not known (NotCheckedSubnet), a no stays a no with the warning; the
+// same SM LID, or one not known, changes nothing. Every pair of tables below is tried
+// with each pair of SM LIDs.
+func TestSMLIDsDiffer(t *testing.T) {
+	tables := [][]PKey{{0xffff}, {0x7fff}, {0x8001}, {0x0001}}
+	for _, ta := range tables {
+		for _, tb := range tables {
+			for _, lids := range [][2]uint16{{1, 1}, {1, 7}, {0, 7}, {3, 0}} {
+				a, b := port("a", ta...), port("b", tb...)
+				base := CanTalk(a, b) // no subnet known
+				a.State, b.State = StateActive, StateActive
+				a.Subnet = &SubnetID{SMLID: lids[0], GIDPrefix: 0xfe80000000000000}
+				b.Subnet = &SubnetID{SMLID: lids[1], GIDPrefix: 0xfe80000000000000}
+				v := CanTalk(a, b)
+				differ := lids[0] != 0 && lids[1] != 0 && lids[0] != lids[1]
+				name := fmt.Sprintf("%v/%v SM LIDs %v", ta, tb, lids)
+				warned := slices.ContainsFunc(v.Warnings, func(w string) bool { return strings.Contains(w, "if two Subnet Managers manage them") })
+				switch {
+				case !differ:
+					if v.Kind != base.Kind || warned {
+						t.Errorf("%s: %s (warned %v), want %s as without subnets", name, v.Kind, warned, base.Kind)
+					}
+				case base.Kind == VerdictYes:
+					if v.Kind != VerdictUnknown || len(v.NotChecked) != 1 || v.NotChecked[0].Cause != NotCheckedSubnet || v.Kind.ExitCode() != 4 {
+						t.Errorf("%s: %s %+v, want unknown (NotCheckedSubnet): the tables' yes holds only on one subnet", name, v.Kind, v.NotChecked)
+					}
+				default:
+					if v.Kind != base.Kind || !warned {
+						t.Errorf("%s: %s (warned %v), want %s with the warning", name, v.Kind, warned, base.Kind)
+					}
+				}
+			}
+		}
 	}
 }

@@ -77,7 +77,10 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	)
 	switch s.Kind {
 	case check.EndpointLID:
-		n, p := FindLID(f, s.LID)
+		n, p, err := FindLID(f, s.LID)
+		if err != nil {
+			return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %v: name the port by node= or its port GUID", s, err), Err: err}
+		}
 		if n == nil {
 			return nil, nil, nil, partial(&NotFoundError{What: "LID", Name: strconv.Itoa(int(s.LID)) + " in the sweep", Available: lidRanges(f)})
 		}
@@ -91,6 +94,13 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 			if p.GUID == s.GUID && nodes[0].IsEndPort(p) {
 				port = p
 			}
+		}
+		// A port GUID names its port: port= may only repeat it (a node GUID is
+		// the form that takes port=; a switch's port 0 may have its node's GUID).
+		if port != nil && s.PortNum != nil && *s.PortNum != port.Num && s.GUID != nodes[0].GUID {
+			n := nodes[0]
+			return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %s is the port GUID of %s, not of port %d: drop port=, or name port %d by the node GUID (%s,port=%d)",
+				s, s.GUID, f.Label(check.PortID{Node: n.GUID, Port: port.Num}), *s.PortNum, *s.PortNum, n.GUID, *s.PortNum)}
 		}
 	case check.EndpointNode:
 		nodes = f.FindNodes(s.Node)
@@ -110,6 +120,14 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 		p := n.Port(*s.PortNum)
 		if p == nil {
 			return nil, nil, nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", *s.PortNum, n.Name()), Available: portNums(n.Ports)}
+		}
+		if !n.IsEndPort(p) {
+			// A switch's external port sends and receives no packets of its own:
+			// the switch's QPs are on its management port 0 (IsEndPort), and an
+			// external port's table only filters what crosses it, which can-talk
+			// checks on the switch port facing each end.
+			return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: port %d of switch %s is an external port: no QP is there (a switch's QPs are on port 0: port=0); the port it faces is %s",
+				s, p.Num, n.Name(), facing(f, p))}
 		}
 		return f, n, p, nil
 	}
@@ -139,21 +157,45 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %s has ports %s: add ,port=P", s, n.Name(), strings.Join(nums, ", "))}
 }
 
-// FindLID is the end port whose LID range (LID to LID+2^LMC-1) holds lid. A LID names
-// a port only within its subnet: ports outside the swept subnet (another SM's, which
-// may reuse the same LIDs) are not considered.
-func FindLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
+// FindLID is the end port whose LID range (LID to LID+2^LMC-1) holds lid; nil when
+// none does. A LID names a port only within its subnet: ports outside the swept subnet
+// (another SM's, which may reuse the same LIDs) are not considered. Two end ports of
+// the subnet whose ranges hold lid (a LID assigned twice) are a *UsageError naming
+// them: the LID names neither.
+func FindLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port, error) {
+	var (
+		nodes  []*fabric.Node
+		ports  []*fabric.Port
+		labels []string
+	)
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if !n.IsEndPort(p) || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
+			id := check.PortID{Node: n.GUID, Port: p.Num}
+			if !n.IsEndPort(p) || !f.InSubnet(id) {
 				continue
 			}
 			if check.LIDRangeHolds(p.LID, p.LMC, lid) {
-				return n, p
+				nodes, ports = append(nodes, n), append(ports, p)
+				labels = append(labels, fmt.Sprintf("%s (LID %d, LMC %d)", f.Label(id), p.LID, p.LMC))
 			}
 		}
 	}
-	return nil, nil
+	switch len(ports) {
+	case 0:
+		return nil, nil, nil
+	case 1:
+		return nodes[0], ports[0], nil
+	}
+	return nil, nil, &UsageError{Msg: fmt.Sprintf("LID %d is held by %d ports of the subnet (%s): it names none of them",
+		lid, len(ports), strings.Join(textsafe.Capped(labels, maxListed), ", "))}
+}
+
+// facing names the port p is cabled to, or says it has none.
+func facing(f *fabric.Fabric, p *fabric.Port) string {
+	if p.Peer == nil {
+		return "not known (no link read)"
+	}
+	return f.Label(*p.Peer)
 }
 
 // maxListed bounds the names listed in a not-found error.

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/query"
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
@@ -76,7 +76,8 @@ An endpoint is a base and options, ENDPOINT := BASE {,KEY=VALUE}:
   pkey=0x8001,qp=ud,qkey=0x11  options only
   lid=3  lid=3,port=2          a port of the fabric found by LID in a sweep: the
                                port LID 3 belongs to (a CA port, a switch's
-                               port 0), or port P of that node
+                               port 0), or port P of that node (a switch's:
+                               port 0 only, its external ports hold no QP)
   node=HcaB  node=HcaB,port=1  a port of the fabric found by node description (or
                                node GUID) in a sweep: a switch's port 0, a CA's one
                                cabled port (port= when it has several)
@@ -189,7 +190,7 @@ verdict "unknown", and "incomplete" says why (exit 4).`,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "they cannot (also ONE-WAY, and NOT ACTIVE: a port that is not ACTIVE passes no data now, whether or not its table was read), or an endpoint asks for a P_Key or index its port's table does not hold, or pins an empty entry: no QP there can use it, which is a definite no"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad input: an endpoint, flag or file (one line names it)"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no such device or port (those that exist are listed), or no P_Key table (iWARP)"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "UNKNOWN: the answer depends on what was not read (unreadable P_Key entries, a pinned entry, a port's table, a device, a switch port's table; a link between switches that enforces partitions and lacks theirs, or whose table or enforcement bits were not read, where routes are not read), listed on stderr, or on what was not given (a port's type with --partitions, router or CA; UD QPs' Q_Keys; the Q_Key send rule of a device not known, where a top-bit wr_qkey makes it decide) or cannot be predicted (what OpenSM does with the --partitions file), or the ports are on different subnets (GID prefixes) and only a router, which is not checked, could join them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1, and its working direction is said to be only what the tables read)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "UNKNOWN: the answer depends on what was not read (unreadable P_Key entries, a pinned entry, a port's table, a device, a switch port's table; a link between switches that enforces partitions and lacks theirs, or whose table or enforcement bits were not read, where routes are not read), listed on stderr, or on what was not given (a port's type with --partitions, router or CA; UD QPs' Q_Keys; the Q_Key send rule of a device not known, where a top-bit wr_qkey makes it decide) or cannot be predicted (what OpenSM does with the --partitions file), or the ports are on different subnets (GID prefixes), or may be (their master SM LIDs differ), and only a router, which is not checked, could join them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1, and its working direction is said to be only what the tables read)"},
 	)
 	return c
 }
@@ -293,12 +294,16 @@ func runCanTalk(o *CanTalkOptions) error {
 	if _, err := query.AddPortTypes(map[check.GUID]check.NodeType{}, o.Routers, nil); err != nil {
 		return err
 	}
-	// A --sm-log that is not there is bad input, refused before the endpoints are
-	// resolved and named on stderr (askSA reads its size later, when it asks).
+	// A --sm-log that cannot be read (not there, a directory, no permission) is bad
+	// input, refused before the endpoints are resolved and named on stderr (askSA
+	// reads its size later, when it asks): else a log not read would be said to give
+	// no reason for a refusal.
 	if o.SA.SMLog != "" {
-		if _, err := os.Stat(o.SA.SMLog); err != nil {
+		f, err := fsread.Open(o.SA.SMLog, 1<<62, "an OpenSM log")
+		if err != nil {
 			return cmdutil.Usagef("--sm-log: %v", err)
 		}
+		f.Close()
 	}
 	// Every flag is checked, also one this pair of endpoints does not use: a bad
 	// value is a mistake either way (issue 28: --table-size 0; --timeout -1s is
@@ -569,6 +574,9 @@ func headline(v check.Verdict) string {
 		if len(v.NotChecked) > 0 && !slices.ContainsFunc(v.NotChecked, func(nc check.NotChecked) bool { return nc.Cause != check.NotCheckedAssumption }) {
 			// Only assumptions about a partitions file's ports (query's alternatives).
 			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what was not given (--sm-guid, --router)", v.A.Label, v.B.Label)
+		}
+		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedSubnet {
+			return fmt.Sprintf("UNKNOWN: the tables read say %s and %s can talk; whether one Subnet Manager manages both is not known (their master SM LIDs differ)", v.A.Label, v.B.Label)
 		}
 		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedSubnetManager {
 			return fmt.Sprintf("UNKNOWN: the tables read say %s and %s can talk; the Subnet Manager does not confirm it", v.A.Label, v.B.Label)

@@ -2,6 +2,7 @@ package cantalk
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
@@ -58,4 +59,30 @@ func TestUnusedFlagsChecked(t *testing.T) {
 		{Args: []string{"can-talk", "--timeout", "-1s", "0x8001", "0x0001"}, Code: 2, Stderr: "ibkey: invalid --timeout -1s (accepted: a positive duration, e.g. 30s)\n"},
 		{Args: []string{"can-talk", "--table-size", "0", "0x8001", "0x0001"}, Code: 2, Stderr: "ibkey: invalid --table-size 0 (accepted: 1-65535, the port's PartitionCap)\n"},
 	})
+}
+
+// TestSMLogNotReadable: an --sm-log that cannot be read as a log (a directory, a file
+// that is not there) is bad input, exit 2 naming it, before anything is asked: a log
+// not read must not be said to give no reason for a refusal.
+func TestSMLogNotReadable(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"can-talk", "--fabric-file", smallFabric, "lid=1,pkey=0x8002", "lid=4,pkey=0x0002", "--sa", "--sm-log"}
+	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
+		{Args: append(base[:len(base):len(base)], dir), Code: 2, Stderr: "ibkey: --sm-log: " + dir + ": is a directory, not a regular file"},
+		{Args: append(base[:len(base):len(base)], dir+"/opensm.log"), Code: 2, Stderr: "ibkey: --sm-log: open " + dir + "/opensm.log: no such file or directory"},
+	})
+}
+
+// TestSAPortWithoutLID: --sa with an end that exists and has no LID (a DOWN port of
+// the sweep) keeps the verdict, NO (NOT ACTIVE), exit 1, and says the Subnet Manager
+// was not asked (the SA answers by LID); it is no missing port (exit 3), and nothing
+// is sent to ask it.
+func TestSAPortWithoutLID(t *testing.T) {
+	for _, ends := range [][2]string{{"node=HcaA,port=2,pkey=0x8002", "lid=4,pkey=0x0002"}, {"lid=4,pkey=0x0002", "node=HcaC,port=2,pkey=0x8002"}} {
+		r := cmdtest.Run(t, root, false, nil, "can-talk", "--fabric-file", smallFabric, ends[0], ends[1], "--sa")
+		if r.Code != 1 || !strings.HasPrefix(r.Stdout, "NO (NOT ACTIVE)") || !strings.Contains(r.Stdout, "the Subnet Manager was not asked") ||
+			!strings.Contains(r.Stderr, "warning: not checked: the Subnet Manager was not asked") {
+			t.Errorf("%v: exit %d, want 1, NOT ACTIVE and the SM not asked\n%s%s", ends, r.Code, r.Stdout, r.Stderr)
+		}
+	}
 }

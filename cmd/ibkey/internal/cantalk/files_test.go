@@ -73,6 +73,8 @@ func TestCanTalkFilesErrors(t *testing.T) {
 		{Args: []string{"can-talk", "--fabric-file", smallFabric, "node=HcaZ", "0x8001"}, Code: 3, Stderr: `no node "HcaZ" in the sweep (nodes: HcaA, HcaB, HcaC, HcaD, Switch1, Switch2)`},
 		{Args: []string{"can-talk", "--fabric-file", smallFabric, "lid=99", "0x8001"}, Code: 3, Stderr: "no LID 99 in the sweep (LIDs: 1-7)"},
 		{Args: []string{"can-talk", "--fabric-file", smallFabric, "node=HcaA,port=3", "0x8001"}, Code: 3, Stderr: "no port 3 on HcaA (ports: 1, 2)"},
+		{Args: []string{"can-talk", "--fabric-file", smallFabric, "node=Switch1,port=2", "node=HcaA"}, Code: 2, Stderr: `endpoint "node=Switch1,port=2": port 2 of switch Switch1 is an external port: no QP is there (a switch's QPs are on port 0: port=0); the port it faces is "HcaB"[1]`},
+		{Args: []string{"can-talk", "--fabric-file", smallFabric, "0x100001,port=2", "node=HcaB"}, Code: 2, Stderr: `endpoint "0x0000000000100001,port=2": 0x0000000000100001 is the port GUID of "HcaA"[1], not of port 2: drop port=, or name port 2 by the node GUID (0x0000000000100000,port=2)`},
 		{Args: []string{"can-talk", "--fabric-file", smallFabric, "0x100002", "0x8001"}, Code: 3, Stderr: "no node with node or port GUID 0x0000000000100002 in the sweep"},
 	})
 }

@@ -252,7 +252,7 @@ func incompleteKind(c check.NotCheckedCause) string {
 		return cmdutil.IncompleteUnreadEntries
 	case check.NotCheckedTable, check.NotCheckedSwitchTable, check.NotCheckedSwitchEnforcement:
 		return cmdutil.IncompleteUnreadTable
-	case check.NotCheckedSubnetManager, check.NotCheckedFile, check.NotCheckedRoute:
+	case check.NotCheckedSubnetManager, check.NotCheckedFile, check.NotCheckedRoute, check.NotCheckedSubnet:
 		return cmdutil.IncompleteNotChecked
 	}
 	return cmdutil.IncompleteNotChecked // a cause this command does not know yet

@@ -75,8 +75,8 @@ func saEnd(e query.ResolvedEndpoint) (*fabric.Fabric, *fabric.Port, check.PKey, 
 		return nil, nil, 0, cmdutil.Usagef("--sa asks the Subnet Manager for a path between two ports of the fabric in one partition: %s is not a fabric port with pkey= (write lid=N,pkey=K, node=NAME,pkey=K or GUID,pkey=K)", e.Spec)
 	}
 	p := f.Port(*e.Endpoint.At)
-	if p == nil || p.LID == 0 {
-		return nil, nil, 0, &query.EnvError{Msg: fmt.Sprintf("--sa: %s has no LID in the fabric read: the SA answers by LID", e.Endpoint.Label)}
+	if p == nil {
+		return nil, nil, 0, &query.EnvError{Msg: fmt.Sprintf("--sa: %s is not in the fabric read", e.Endpoint.Label)}
 	}
 	if e.Spec.PKey != nil {
 		return f, p, *e.Spec.PKey, nil // the key as asked: what saquery --pkey sends
@@ -95,6 +95,16 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 		return nil, err
 	}
 	ans := &saAnswer{PKey: ka, SLID: pa.LID, DLID: pb.LID}
+	for i, p := range []*fabric.Port{pa, pb} {
+		if p.LID == 0 {
+			// A port without a LID (DOWN, or not yet given one by the SM) exists: the
+			// verdict stands (a port not ACTIVE is a no whatever the SM says), and
+			// the SM, which answers by LID, could not be asked about it.
+			ans.Unknown, ans.Unasked, ans.NotCompared = true, true, true
+			ans.Reason = fmt.Sprintf("the Subnet Manager was not asked: %s has no LID in the fabric read (%s), and the SA answers by LID", eps[i].Endpoint.Label, cmp.Or(p.State, "state not read"))
+			return ans, nil
+		}
+	}
 	if ka.Partition() != kb.Partition() {
 		ans.Agrees, ans.NotCompared = v.AToB.PKeyOK == check.RuleFails, v.AToB.PKeyOK == check.RuleNotKnown
 		ans.Reason = fmt.Sprintf("not asked: %s and %s name different partitions (%s, %s), and the SA gives a path in one", eps[0].Endpoint.Label, eps[1].Endpoint.Label, ka.Partition(), kb.Partition())

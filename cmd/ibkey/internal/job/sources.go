@@ -381,7 +381,10 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 		partial = "the sweep did not read every link: " + fabric.NotCheckedSummary(f.NotRead(false))
 	}
 	for _, l := range lids {
-		n, p := query.FindLID(f, l)
+		n, p, err := query.FindLID(f, l)
+		if err != nil {
+			return nil, nil, &query.UsageError{Msg: fmt.Sprintf("--lid: %v: name the host with --node", err), Err: err}
+		}
 		if n == nil {
 			if partial != "" {
 				host := "lid " + strconv.Itoa(int(l))

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -82,5 +83,28 @@ func TestReadPortsAnotherPort(t *testing.T) {
 	}
 	if len(unread) != 1 || unread[0].Host != "node03" || !strings.HasPrefix(unread[0].What(), "lid 4: answers as node02/1 (node 0x") {
 		t.Errorf("unread %+v, want node03 not read: lid 4: answers as node02/1", unread)
+	}
+}
+
+// TestFabricPortsLIDHeldTwice: --lid L, where two end ports of the sweep hold L, is
+// bad input naming both (query.FindLID), never the first port found; each LID held
+// once still picks its port.
+func TestFabricPortsLIDHeldTwice(t *testing.T) {
+	f, err := query.ReadFabricFile("../../testdata/fabric/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hcaB := f.FindNodes("HcaB")[0].Port(1)
+	ports, _, err := fabricPorts(f, []uint16{hcaB.LID}, nil)
+	if err != nil || len(ports) != 1 || ports[0].Num != 1 {
+		t.Fatalf("LID %d held once: %v, %v", hcaB.LID, ports, err)
+	}
+	lid := f.FindNodes("HcaA")[0].Port(1).LID
+	hcaB.LID = lid
+	_, _, err = fabricPorts(f, []uint16{lid}, nil)
+	var usage *query.UsageError
+	if !errors.As(err, &usage) || !strings.HasPrefix(err.Error(), "--lid: LID") || !strings.HasSuffix(err.Error(), "name the host with --node") ||
+		!strings.Contains(err.Error(), `"HcaA"[1]`) || !strings.Contains(err.Error(), `"HcaB"[1]`) {
+		t.Errorf("LID %d held by HcaA[1] and HcaB[1]: %T %v; want a *query.UsageError naming both", lid, err, err)
 	}
 }
