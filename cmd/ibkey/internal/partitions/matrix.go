@@ -355,15 +355,14 @@ func runMatrix(o *MatrixOptions) error {
 	if err != nil {
 		return err
 	}
-	types, complete, names, err := o.Types.types()
+	names, err := o.Types.apply(p)
 	if err != nil {
 		return err
 	}
-	p.Types, p.TypesComplete = types, complete
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
-	m := partconf.NewModel(p.Config, p.TypedPorts(types), p.Options)
+	m := partconf.NewModel(p.Config, p.TypedPorts(), p.Options)
 	x := matrix{p: p, m: m, summary: m.Summary(), names: names} // assumptions sorts its partitions
 	if len(m.Ports) <= gridMax && !o.Summary {
 		x.grid = true

@@ -182,7 +182,7 @@ func TestSelfTakenExact(t *testing.T) {
 						types[0x0002c90300000002] = check.NodeRouter
 					}
 					p.Types, p.TypesComplete = types, true
-					x := matrix{p: p, m: partconf.NewModel(p.Config, p.TypedPorts(types), p.Options)}
+					x := matrix{p: p, m: partconf.NewModel(p.Config, p.TypedPorts(), p.Options)}
 					var want []string
 					for _, port := range x.m.Ports {
 						asSM := *p

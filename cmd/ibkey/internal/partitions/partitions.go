@@ -124,31 +124,29 @@ type PortTypes struct {
 
 func (p *PortTypes) add(c *cobra.Command) {
 	c.Flags().StringSliceVar(&p.Routers, "router", nil, "the router ports' `GUIDS` (comma-separated; none: there are none); the others are CA ports: ALL_ROUTERS names router ports, ALL_CAS CA ports")
-	c.Flags().StringVar(&p.FabricFile, "fabric-file", "", "take the ports' node types from a saved sweep (`FILE`, ibkey fabric discover -o json), and name each port's node (a NODE column)")
+	c.Flags().StringVar(&p.FabricFile, "fabric-file", "", "take the ports' node types and table lengths (PartitionCap) from a saved sweep (`FILE`, ibkey fabric discover -o json), and name each port's node (a NODE column)")
 	_ = c.MarkFlagFilename("fabric-file", "json")
 	cmdutil.AddNodeNameMapFlag(c, &p.NodeNameMap)
 }
 
-// types reads the ports' node types, whether they are complete (--router or
-// --fabric-file given: a port they do not name is a CA port), and with --fabric-file
-// the names of the nodes of the ports it holds (nil without it), keyed by port GUID.
-func (p PortTypes) types() (map[check.GUID]check.NodeType, bool, map[check.GUID]string, error) {
-	out := map[check.GUID]check.NodeType{}
-	if p.NodeNameMap != "" && p.FabricFile == "" {
+// apply sets p's port types and, with --fabric-file, the table lengths of the ports
+// the sweep holds (query.Partitions.SetPortTypes), and returns the names of their
+// nodes, keyed by port GUID (nil without --fabric-file).
+func (t PortTypes) apply(p *query.Partitions) (map[check.GUID]string, error) {
+	if t.NodeNameMap != "" && t.FabricFile == "" {
 		// A partitions file names port GUIDs; a node name map names node GUIDs.
-		return nil, false, nil, cmdutil.Usagef("--node-name-map needs --fabric-file (the map names node GUIDs, the partitions file port GUIDs: the sweep links them)")
+		return nil, cmdutil.Usagef("--node-name-map needs --fabric-file (the map names node GUIDs, the partitions file port GUIDs: the sweep links them)")
 	}
-	if p.FabricFile == "" {
-		complete, err := query.AddPortTypes(out, p.Routers, nil)
-		return out, complete, nil, err
+	if t.FabricFile == "" {
+		return nil, p.SetPortTypes(t.Routers, nil)
 	}
-	nm, err := cmdutil.ReadNodeNameMap(p.NodeNameMap)
+	nm, err := cmdutil.ReadNodeNameMap(t.NodeNameMap)
 	if err != nil {
-		return nil, false, nil, err
+		return nil, err
 	}
-	f, err := cmdutil.ReadFabricFile(p.FabricFile)
+	f, err := cmdutil.ReadFabricFile(t.FabricFile)
 	if err != nil {
-		return nil, false, nil, err
+		return nil, err
 	}
 	nm.Rename(f)
 	names := map[check.GUID]string{}
@@ -159,8 +157,7 @@ func (p PortTypes) types() (map[check.GUID]check.NodeType, bool, map[check.GUID]
 			}
 		}
 	}
-	complete, err := query.AddPortTypes(out, p.Routers, f)
-	return out, complete, names, err
+	return names, p.SetPortTypes(t.Routers, f)
 }
 
 // nodeColumn gives g a NODE column at index at when there are names (--fabric-file),

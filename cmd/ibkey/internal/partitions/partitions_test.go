@@ -3,6 +3,7 @@ package partitions
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -389,6 +390,82 @@ func TestPartitionsOpenSMConfFile(t *testing.T) {
 		r := runIbkey(t, false, nil, append([]string{"partitions"}, tc.args...)...)
 		if r.Code != tc.code || !strings.Contains(r.Stdout, tc.stdout) || !strings.Contains(r.Stderr, tc.stderr) {
 			t.Errorf("ibkey partitions %s: exit %d (want %d)\n%s--- stderr\n%s", strings.Join(tc.args, " "), r.Code, tc.code, r.Stdout, r.Stderr)
+		}
+	}
+}
+
+// TestFabricFileTableSizes: with --fabric-file, a port the sweep holds has its node's
+// PartitionCap as its table length (OpenSM fills it up to NodeInfo PartitionCap,
+// osm_pkey_mgr.c pkey_mgr_get_physp_max_pkeys), not --table-size's default: show
+// drops what does not fit there and says the port's length, matrix and can-talk do
+// not count a dropped key. A port the sweep does not hold keeps --table-size.
+func TestFabricFileTableSizes(t *testing.T) {
+	const small, big, other = "0x0002c90300000401", "0x0002c90300000411", "0x0002c90300000421"
+	conf := filepath.Join(t.TempDir(), "p.conf")
+	// Each port gets 0xffff, 0x8001 and 0x8002: three entries.
+	text := "Default=0x7fff : ALL=full ;\na=0x0001 : ALL=full ;\nb=0x0002 : " + small + "=full, " + big + "=full, " + other + "=full ;\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cap := range []int{2, 3} {
+		f := fabric.Fabric{Nodes: []*fabric.Node{
+			{GUID: 0x0002c90300000400, Type: check.NodeCA, NumPorts: 1, PartitionCap: cap, Ports: []*fabric.Port{{Num: 1, GUID: 0x0002c90300000401}}},
+			{GUID: 0x0002c90300000410, Type: check.NodeCA, NumPorts: 1, PartitionCap: 128, Ports: []*fabric.Port{{Num: 1, GUID: 0x0002c90300000411}}},
+		}}
+		var b bytes.Buffer
+		if err := fabric.EncodeFabric(&b, &f); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "fabric.json")
+		if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runIbkey(t, false, nil, "partitions", "show", conf, "--sm-guid", big, "--fabric-file", file, "--table-size", "64", "-o", "json")
+		if r.Code != 0 {
+			t.Fatalf("cap %d: show: exit %d: %s", cap, r.Code, r.Stderr)
+		}
+		var doc struct {
+			Ports []struct {
+				GUID      string `json:"port_guid"`
+				TableSize int    `json:"table_size"`
+				Entries   []struct {
+					PKey string `json:"pkey"`
+				} `json:"entries"`
+				Dropped []struct {
+					PKey string `json:"pkey"`
+				} `json:"dropped"`
+			} `json:"ports"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{small: fmt.Sprintf("%d: 3-%d", cap, 3-cap), big: "128: 3-0", other: "64: 3-0"}
+		for _, p := range doc.Ports {
+			if got := fmt.Sprintf("%d: %d-%d", p.TableSize, len(p.Entries)+len(p.Dropped), len(p.Dropped)); got != want[p.GUID] {
+				t.Errorf("cap %d: port %s: table size: entries-dropped %q, want %q", cap, p.GUID, got, want[p.GUID])
+			}
+			delete(want, p.GUID)
+		}
+		if len(want) > 0 {
+			t.Errorf("cap %d: ports not shown: %v", cap, want)
+		}
+		// The matrix: small and big talk in 0x0002 only when small's table holds it.
+		r = runIbkey(t, false, nil, "partitions", "matrix", conf, "--sm-guid", big, "--fabric-file", file, "-o", "json")
+		var m struct {
+			Pairs []struct {
+				A, B       string
+				Partitions []string `json:"partitions"`
+			} `json:"pairs"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || r.Code != 0 {
+			t.Fatalf("cap %d: matrix: exit %d, %v: %s", cap, r.Code, err, r.Stderr)
+		}
+		for _, pr := range m.Pairs {
+			if pr.A == small && pr.B == big {
+				if got, in := strings.Join(pr.Partitions, ","), cap == 3; strings.Contains(got, "0x0002") != in {
+					t.Errorf("cap %d: matrix: %s and %s talk in %s", cap, small, big, got)
+				}
+			}
 		}
 	}
 }

@@ -54,8 +54,8 @@ the P_Key table OpenSM programs, in the order it fills it (index 0 first: the in
 partition, else the default partition, then keys in OpenSM's map order), with the item
 that decided each entry. A GUID the file does not name gets only what ALL / ALL_CAS
 (ALL_ROUTERS for a router port: --router, or --fabric-file with a saved sweep) give
-it, and says so. Entries past --table-size are
-dropped, as OpenSM does.
+it, and says so. Entries past the port's table length are dropped, as OpenSM does:
+--table-size, or with --fabric-file the PartitionCap the sweep read for its ports.
 
 The indexes are those of a port whose table held only 0xffff before (a fresh port).
 OpenSM keeps a key at its index across reconfigurations, so after an earlier
@@ -206,11 +206,10 @@ func loadShow(o *ShowOptions) (*show, error) {
 	if err != nil {
 		return nil, err
 	}
-	types, complete, names, err := o.Types.types()
+	names, err := o.Types.apply(p)
 	if err != nil {
 		return nil, err
 	}
-	p.Types, p.TypesComplete = types, complete
 	var extra []check.GUID
 	for _, a := range o.GUIDs {
 		g, err := check.ParseGUID(strings.TrimPrefix(a, "guid="))
@@ -219,7 +218,7 @@ func loadShow(o *ShowOptions) (*show, error) {
 		}
 		extra = append(extra, g)
 	}
-	ports := p.TypedPorts(types, extra...)
+	ports := p.TypedPorts(extra...)
 	// The configurations applied before, in turn from fresh ports, each over the
 	// tables the one before left (partconf.Reconfigure), then FILE.
 	var prev *partconf.Model
@@ -345,7 +344,11 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	if p.Config.Rejected {
 		applied = "OpenSM's fallback for the rejected " + p.Config.File
 	}
-	fmt.Fprintf(w, "Partitions (%s; %s, %s, table size %d):\n", applied, how, self, p.Options.TableSize)
+	size := fmt.Sprintf("table size %d", p.Options.TableSize)
+	if len(p.TableSizes) > 0 {
+		size = fmt.Sprintf("table size: a swept port's PartitionCap, else %d", p.Options.TableSize)
+	}
+	fmt.Fprintf(w, "Partitions (%s; %s, %s, %s):\n", applied, how, self, size)
 	fmt.Fprintln(w, "  member items in the order OpenSM applies them: for a port named twice, the last wins;")
 	if p.Config.Rejected {
 		fmt.Fprintln(w, "  (fallback) is what OpenSM applies instead of a file it rejects")
@@ -441,7 +444,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		}
 		for _, d := range t.Dropped {
 			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text(), p.Config.PosText(d.DecidedBy.Pos()),
-				note(fmt.Sprintf("DROPPED: the table holds %d entries", p.Options.TableSize)))
+				note(fmt.Sprintf("DROPPED: the table holds %d entries", t.Size)))
 		}
 	}
 	return tg.Render(w, f)
