@@ -390,7 +390,7 @@ func runMatrix(o *MatrixOptions) error {
 		o.Notices.Warn(x.self) // wrapped to a terminal's width, as partitions show's
 	}
 	err = cmdutil.Uncertain(o.IO.ErrOut, p.Config, "the matrix above is")
-	if err := typeUnknown(o.IO.ErrOut, p, x.unknownType, "the matrix above is"); err != nil {
+	if err := typeUnknown(o.IO.ErrOut, p.Config.File, x.unknownType, "the matrix above is"); err != nil {
 		return err
 	}
 	if err == nil && len(x.incomplete) > 0 {
@@ -419,33 +419,31 @@ func (x *matrix) assumptions() {
 			}
 		}
 	}
-	if x.self = selfTaken(x.p, x.m, "the matrix takes none of its ports"); x.self != "" {
+	if x.self = selfTaken(x.p, x.m.Ports, fileTables(x.p, x.m), "the matrix takes none of its ports"); x.self != "" {
 		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: x.self})
 	}
 	// Every port of the matrix, the SM's (--sm-guid) too when the file does not name
 	// it, as partitions show does.
 	x.unknownType = x.p.UnknownType(portGUIDs(x.m.Ports)...)
-	if t := typeUnknownText(x.p, x.unknownType, "the matrix is"); t != "" {
+	if t := typeUnknownText(x.p.Config.File, x.unknownType, "the matrix is"); t != "" {
 		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: t})
 	}
 	x.unsure = x.summaryUnknown()
 }
 
-// selfTaken says, without --sm-guid, which of m's ports SELF in the file would give
-// other entries as the port OpenSM runs on (taken says what takes none of them for
-// it: the matrix, the tables shown), as can-talk's alternatives compare them; "" when
-// none would.
-func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
-	if p.Options.SMGUID != 0 || len(selfPartitions(p.Config)) == 0 {
+// selfTaken says, without --sm-guid, which of ports SELF would give other entries as
+// the port OpenSM runs on (taken says what takes none of them for it: the matrix, the
+// tables shown), as can-talk's alternatives compare them; "" when none would. table
+// is a port's table when OpenSM runs on the port sm (0: on none of them), more the
+// configurations applied before FILE (partitions show --previous), whose SELF items
+// count too.
+func selfTaken(p *query.Partitions, ports []partconf.Port, table func(sm check.GUID, port partconf.Port) []check.PKey, taken string, more ...*partconf.Config) string {
+	if p.Options.SMGUID != 0 || !slices.ContainsFunc(append([]*partconf.Config{p.Config}, more...), func(c *partconf.Config) bool { return len(selfPartitions(c)) > 0 }) {
 		return ""
 	}
-	// Each port is modelled as the SM's: a model of one port replays only its items
-	// (partconf.Config.replay), so this is linear in the file.
 	var differ []string
-	for _, port := range m.Ports {
-		asSM := *p
-		asSM.Options.SMGUID = port.GUID
-		if !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), m.PKeys(port.GUID)) {
+	for _, port := range ports {
+		if !slices.Equal(table(port.GUID, port), table(0, port)) {
 			differ = append(differ, port.GUID.String())
 			if len(differ) > 3 {
 				break
@@ -460,7 +458,30 @@ func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
 		list += " and others"
 	}
 	return fmt.Sprintf("%s for the port OpenSM runs on: as that port, %s would get other entries (SELF in %s): give --sm-guid",
-		taken, list, p.Config.File)
+		taken, list, filesOf(p, more))
+}
+
+// filesOf names FILE, and with configurations applied before it (more: partitions
+// show --previous) says they count too.
+func filesOf(p *query.Partitions, more []*partconf.Config) string {
+	if len(more) > 0 {
+		return p.Config.File + " or a --previous file"
+	}
+	return p.Config.File
+}
+
+// fileTables is selfTaken's table for m, FILE's model: each port is modelled as the
+// SM's alone (a model of one port replays only its items, partconf.Config.replay, so
+// this is linear in the file).
+func fileTables(p *query.Partitions, m *partconf.Model) func(sm check.GUID, port partconf.Port) []check.PKey {
+	return func(sm check.GUID, port partconf.Port) []check.PKey {
+		if sm == 0 {
+			return m.PKeys(port.GUID)
+		}
+		asSM := *p
+		asSM.Options.SMGUID = sm
+		return asSM.ModelOf(port.GUID).PKeys(port.GUID)
+	}
 }
 
 // selfPartitions are the partitions with a SELF item in the configuration OpenSM

@@ -191,7 +191,7 @@ func TestSelfTakenExact(t *testing.T) {
 							want = append(want, port.GUID.String())
 						}
 					}
-					got := selfTaken(x.p, x.m, "the matrix takes none of its ports")
+					got := selfTaken(x.p, x.m.Ports, fileTables(x.p, x.m), "the matrix takes none of its ports")
 					for _, port := range x.m.Ports {
 						if strings.Contains(got, port.GUID.String()) != slices.Contains(want, port.GUID.String()) {
 							t.Errorf("%s %v: selfTaken %q, want the ports %v", conf, flags, got, want)

@@ -93,24 +93,25 @@ func portGUIDs(ports []partconf.Port) []check.GUID {
 // typeUnknown is exit 4 when the tables printed depend on whether ports are router
 // ports, which was not given (unknown: query.Partitions.UnknownType): it says which
 // and how to say it (typeUnknownText).
-func typeUnknown(w io.Writer, p *query.Partitions, unknown map[check.GUID][]check.PKey, printed string) error {
+func typeUnknown(w io.Writer, files string, unknown map[check.GUID][]check.PKey, printed string) error {
 	if len(unknown) == 0 {
 		return nil
 	}
-	fmt.Fprintln(w, "ibkey: "+typeUnknownText(p, unknown, printed))
+	fmt.Fprintln(w, "ibkey: "+typeUnknownText(files, unknown, printed))
 	return cmdutil.Exit(cmdutil.ExitIncomplete)
 }
 
 // typeUnknownText is typeUnknown's sentence, also the JSON's incomplete message:
 // printed ("the tables above are") holds for CA ports, and which of unknown's ports
-// would get other entries as router ports; "" when none would.
-func typeUnknownText(p *query.Partitions, unknown map[check.GUID][]check.PKey, printed string) string {
+// would get other entries as router ports; "" when none would. files names where the
+// items are (FILE, or FILE or a --previous file).
+func typeUnknownText(files string, unknown map[check.GUID][]check.PKey, printed string) string {
 	if len(unknown) == 0 {
 		return ""
 	}
 	list := textsafe.Capped(stringsOf(slices.Sorted(maps.Keys(unknown))), 3)
 	return fmt.Sprintf("%s for CA ports: %s would get other entries as router ports (%s has ALL_CAS or ALL_ROUTERS items, which OpenSM applies by node type): name the router ports with --router (--router none if there are none), or give --fabric-file with a saved sweep",
-		printed, strings.Join(list, ", "), p.Config.File)
+		printed, strings.Join(list, ", "), files)
 }
 
 // PortTypes are --router and --fabric-file: which port GUIDs are router ports (a file
