@@ -636,6 +636,13 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 		return x.summaryText(w, f)
 	}
 	fmt.Fprintf(w, "Ports (%s):\n", x.p.Config.File)
+	if n == 0 {
+		// A note under the title, as partitions show's; plain keeps its header lines.
+		fmt.Fprintln(w, noPorts)
+		if f == cmdutil.FormatTable {
+			return nil
+		}
+	}
 	pg := cmdutil.Grid{Header: []string{"PORT", "GUID", "NOTES"}, Required: []string{"PORT", "GUID"}}
 	add := nodeColumn(&pg, 2, x.names)
 	for i, port := range x.m.Ports {
@@ -695,6 +702,10 @@ func pairCell(pr query.Pair) string {
 	return c
 }
 
+// noPorts is the note of a matrix without a port: a file that names no port GUID
+// (only keywords) and no --sm-guid.
+const noPorts = "  no port: the file names no port GUID; give --sm-guid for the SM's port, or ask 'ibkey can-talk --partitions FILE GUID GUID' for any two"
+
 // listMax bounds GUID lists in the summary text; the JSON has them all.
 const listMax = 8
 
@@ -714,7 +725,13 @@ func guidList(gs []check.GUID, f cmdutil.Format) string {
 
 func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	s := x.summary
-	fmt.Fprintf(w, "%s: %s, %s\n\n", x.p.Config.File, textsafe.Plural(len(x.m.Ports), "port", "ports"), textsafe.Plural(len(s.Partitions), "partition", "partitions"))
+	fmt.Fprintf(w, "%s: %s, %s\n", x.p.Config.File, textsafe.Plural(len(x.m.Ports), "port", "ports"), textsafe.Plural(len(s.Partitions), "partition", "partitions"))
+	if len(x.m.Ports) == 0 {
+		// Nothing below would be about a port: not "every port reaches another".
+		fmt.Fprintln(w, noPorts)
+		return nil
+	}
+	fmt.Fprintln(w)
 	u := x.unsure
 	fmt.Fprintln(w, "Partitions (PAIRS: pairs of ports that can talk in it):")
 	if u.any() {

@@ -207,3 +207,23 @@ func TestSelfTakenExact(t *testing.T) {
 	}
 	t.Logf("%d files", n)
 }
+
+// TestMatrixNoPorts: a file that names no port GUID (only keywords) gives the matrix
+// no port to answer for: grid and summary say so and how to give one, and the
+// summary does not say that every port reaches another (there is none).
+func TestMatrixNoPorts(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "p.conf")
+	if err := os.WriteFile(conf, []byte("Default=0x7fff, ipoib : ALL=full;\np=0x10 : ALL_CAS=full;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{nil, {"--summary"}, {"-o", "table"}, {"--summary", "-o", "table"}} {
+		r := runIbkey(t, false, nil, append([]string{"partitions", "matrix", conf, "-o", "plain", "--router", "none"}, args...)...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "no port: the file names no port GUID") || strings.Contains(r.Stdout, "Every port reaches") {
+			t.Errorf("%v: exit %d:\n%s%s", args, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	// With --sm-guid the SM's port is one.
+	if r := runIbkey(t, false, nil, "partitions", "matrix", conf, "--sm-guid", "0x1", "--router", "none", "-o", "plain"); r.Code != 0 || strings.Contains(r.Stdout, "no port") {
+		t.Errorf("--sm-guid: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
