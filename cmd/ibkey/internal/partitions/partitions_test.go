@@ -522,3 +522,46 @@ func TestPreviousTypeAndSelf(t *testing.T) {
 		t.Errorf("an unpredictable file before: exit %d, want 4 naming it: %s", r.Code, r.Stderr)
 	}
 }
+
+// TestShowNotInFileNote: a port the file does not name by GUID gets what the keywords
+// that apply to its type give it, and, as the SM's port, what SELF gives it: the
+// note on its first row says which (it said "only what ALL/ALL_CAS give it" above a
+// SELF entry, and for a switch's port 0).
+func TestShowNotInFileNote(t *testing.T) {
+	const sm, sw = "0x0002c90300000501", "0x0002c90300000511"
+	conf := filepath.Join(t.TempDir(), "p.conf")
+	if err := os.WriteFile(conf, []byte("Default=0x7fff, ipoib : ALL=full;\nm=0x10 : SELF=full, ALL_SWITCHES=full;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := fabric.Fabric{Nodes: []*fabric.Node{
+		{GUID: 0x0002c90300000500, Type: check.NodeCA, NumPorts: 1, PartitionCap: 128, Ports: []*fabric.Port{{Num: 1, GUID: 0x0002c90300000501}}},
+		{GUID: 0x0002c90300000511, Type: check.NodeSwitch, NumPorts: 8, PartitionCap: 32, Ports: []*fabric.Port{{Num: 0, GUID: 0x0002c90300000511}}},
+	}}
+	var b bytes.Buffer
+	if err := fabric.EncodeFabric(&b, &f); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "fabric.json")
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runIbkey(t, false, nil, "partitions", "show", conf, sw, "--sm-guid", sm, "--fabric-file", file, "-o", "plain")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	for guid, want := range map[string]string{sm: "only_what_ALL/ALL_CAS_and_SELF_give_it", sw: "only_what_ALL/ALL_SWITCHES_give_it"} {
+		found := false
+		for _, line := range strings.Split(r.Stdout, "\n") {
+			if strings.HasPrefix(line, guid+" ") && strings.Contains(line, " 0 ") {
+				found = strings.Contains(line, want)
+				if !found {
+					t.Errorf("%s: first row %q does not say %s", guid, line, want)
+				}
+				break
+			}
+		}
+		if !found {
+			t.Logf("output:\n%s", r.Stdout)
+		}
+	}
+}

@@ -463,11 +463,14 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 			portNotes = append(portNotes, "router port")
 		}
 		if !t.InFile {
-			if t.Port.Type == check.NodeRouter {
-				portNotes = append(portNotes, "not in the file: only what ALL/ALL_ROUTERS give it")
-			} else {
-				portNotes = append(portNotes, "not in the file: only what ALL/ALL_CAS give it")
+			// The keywords that name a port of its type (partition_add_all), and
+			// SELF for the SM's port.
+			kw := map[check.NodeType]string{check.NodeRouter: "ALL/ALL_ROUTERS", check.NodeSwitch: "ALL/ALL_SWITCHES"}[t.Port.Type]
+			kw = cmp.Or(kw, "ALL/ALL_CAS")
+			if t.SM {
+				kw += " and SELF"
 			}
+			portNotes = append(portNotes, "not in the file: only what "+kw+" give it")
 		}
 		if r, ok := s.unknownType[t.Port.GUID]; ok {
 			portNotes = append(portNotes, "taken for a CA port: a router port gets "+strings.Join(stringsOf(r), " ")+" (--router)")
