@@ -43,7 +43,7 @@ type PortTable struct {
 // partconf.Reconfigure) each slot says what the index held before; without it, the
 // table is a fresh port's.
 func (p *Partitions) PortTable(m, prev *partconf.Model, port partconf.Port) PortTable {
-	pt := PortTable{Port: port, InFile: p.InFile(port.GUID), SM: port.GUID == p.Options.SMGUID, Size: cmp.Or(port.TableSize, p.Options.TableSize)}
+	pt := PortTable{Port: port, InFile: p.InFile(port.GUID), SM: port.GUID == p.Options.SMGUID, Size: p.TableSize(port)}
 	slots := m.Slots(port.GUID)
 	var before []check.PKey
 	if prev != nil {
@@ -71,6 +71,12 @@ func (p *Partitions) PortTable(m, prev *partconf.Model, port partconf.Port) Port
 	}
 	pt.Dropped = m.DroppedEntries(port.GUID)
 	return pt
+}
+
+// TableSize is the length of port's table: what a saved sweep read (TableSizes,
+// TypedPorts), else Options.TableSize.
+func (p *Partitions) TableSize(port partconf.Port) int {
+	return cmp.Or(port.TableSize, p.Options.TableSize)
 }
 
 // Pair is one cell of the who-can-talk grid.

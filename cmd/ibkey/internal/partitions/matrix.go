@@ -44,7 +44,9 @@ cell is can-talk --partitions for the two GUIDs: where SELF without --sm-guid, o
 port type without --router, would change it, ?Y or ?N (the answer is not known; as
 taken after the ?), K? (whether K works is not known) or +? (they may share one more
 partition), and the exit is 4; a file OpenSM reads unpredictably makes every pair ?
-(and every figure of the summary). A table
+(and every figure of the summary). A port whose table (--table-size, or the
+PartitionCap a --fabric-file sweep read) cannot hold its keys says in its notes which
+OpenSM drops (ERR 0512): they work for no pair. A table
 grid wider than the terminal (about 7 ports at 80 columns) is replaced by the summary,
 saying so; -o plain and -o json keep the grid.
 
@@ -655,6 +657,14 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 		}
 		if !x.p.InFile(port.GUID) {
 			notes = append(notes, "not in the file")
+		}
+		if d := x.m.DroppedEntries(port.GUID); len(d) > 0 {
+			// OpenSM could not place them (ERR 0512): no partition the port talks in.
+			keys := make([]string, len(d))
+			for i, e := range d {
+				keys[i] = e.PKey.String()
+			}
+			notes = append(notes, fmt.Sprintf("table full (%d entries): OpenSM drops %s", x.p.TableSize(port), strings.Join(keys, " ")))
 		}
 		add(port.GUID, portLetter(i), port.GUID.String(), strings.Join(notes, "; "))
 	}

@@ -227,3 +227,32 @@ func TestMatrixNoPorts(t *testing.T) {
 		t.Errorf("--sm-guid: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// TestMatrixDroppedNote: a key OpenSM drops from a port's full table (ERR 0512) is
+// no partition the port talks in; the grid's port notes say which keys it drops and
+// at what table length, so an N is not left unexplained.
+func TestMatrixDroppedNote(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "p.conf")
+	text := "Default=0x7fff, ipoib : ALL=full;\na=0x10 : 0x0002c90300000001=full, 0x0002c90300000002=full;\nb=0x20 : 0x0002c90300000001=full, 0x0002c90300000002=full;\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runIbkey(t, false, nil, "partitions", "matrix", conf, "--sm-guid", "0x0002c90300000001", "--table-size", "2", "-o", "plain")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	for _, g := range []string{"0x0002c90300000001", "0x0002c90300000002"} {
+		found := false
+		for _, line := range strings.Split(r.Stdout, "\n") {
+			if strings.Contains(line, " "+g+" ") {
+				found = strings.Contains(line, "drops_0x8020") && strings.Contains(line, "2_entries")
+			}
+		}
+		if !found {
+			t.Errorf("port %s: no note of the dropped 0x8020:\n%s", g, r.Stdout)
+		}
+	}
+	if r := runIbkey(t, false, nil, "partitions", "matrix", conf, "--sm-guid", "0x0002c90300000001", "-o", "plain"); strings.Contains(r.Stdout, "drops") {
+		t.Errorf("a table of 128 drops nothing:\n%s", r.Stdout)
+	}
+}
