@@ -31,6 +31,9 @@ type Partitions struct {
 	// TypesComplete: Types names every router port (--router, a saved sweep), so a
 	// port not listed is a CA port, not of unknown type.
 	TypesComplete bool
+	// TableSizes are the P_Key table lengths of ports a saved sweep read (NodeInfo
+	// PartitionCap); a port not listed has Options.TableSize.
+	TableSizes map[check.GUID]int
 }
 
 // StdinName is how a partitions.conf read from standard input ("-") is named in
@@ -138,7 +141,7 @@ func (p *Partitions) typedPorts(types map[check.GUID]check.NodeType, guids []che
 			if !ok {
 				t = check.NodeCA
 			}
-			ports = append(ports, partconf.Port{GUID: g, Type: t})
+			ports = append(ports, partconf.Port{GUID: g, Type: t, TableSize: p.TableSizes[g]})
 		}
 	}
 	return ports

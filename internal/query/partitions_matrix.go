@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -12,12 +13,12 @@ import (
 // render them.
 
 // TypedPorts are the file's GUIDs, then extra ones and the SM's port (--sm-guid) when
-// the file does not name them, with the node type of each port taken from types (a
-// port not listed is a CA port). A router port is named by ALL_ROUTERS and not by
+// the file does not name them, with the node type of each port taken from Types (a
+// port not listed is a CA port) and its table length from TableSizes. A router port is named by ALL_ROUTERS and not by
 // ALL_CAS (osm_prtn_config.c: partition_add_all, by node type), so a router's GUID
 // must be told apart to predict its table.
-func (p *Partitions) TypedPorts(types map[check.GUID]check.NodeType, extra ...check.GUID) []partconf.Port {
-	return p.typedPorts(types, slices.Concat(p.FileGUIDs, extra))
+func (p *Partitions) TypedPorts(extra ...check.GUID) []partconf.Port {
+	return p.typedPorts(p.Types, slices.Concat(p.FileGUIDs, extra))
 }
 
 // PortTable is the P_Key table OpenSM programs on one port.
@@ -32,6 +33,9 @@ type PortTable struct {
 	// Dropped are the entries that did not fit the table (ERR 0512), in the order
 	// OpenSM tried them.
 	Dropped []partconf.Entry
+	// Size is the table's length: what a saved sweep read (TableSizes), else
+	// Options.TableSize.
+	Size int
 }
 
 // PortTable is the table m predicts for one of its ports. With prev (the model of the
@@ -39,7 +43,7 @@ type PortTable struct {
 // partconf.Reconfigure) each slot says what the index held before; without it, the
 // table is a fresh port's.
 func (p *Partitions) PortTable(m, prev *partconf.Model, port partconf.Port) PortTable {
-	pt := PortTable{Port: port, InFile: p.InFile(port.GUID), SM: port.GUID == p.Options.SMGUID}
+	pt := PortTable{Port: port, InFile: p.InFile(port.GUID), SM: port.GUID == p.Options.SMGUID, Size: p.TableSize(port)}
 	slots := m.Slots(port.GUID)
 	var before []check.PKey
 	if prev != nil {
@@ -67,6 +71,12 @@ func (p *Partitions) PortTable(m, prev *partconf.Model, port partconf.Port) Port
 	}
 	pt.Dropped = m.DroppedEntries(port.GUID)
 	return pt
+}
+
+// TableSize is the length of port's table: what a saved sweep read (TableSizes,
+// TypedPorts), else Options.TableSize.
+func (p *Partitions) TableSize(port partconf.Port) int {
+	return cmp.Or(port.TableSize, p.Options.TableSize)
 }
 
 // Pair is one cell of the who-can-talk grid.

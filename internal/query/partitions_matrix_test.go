@@ -56,7 +56,8 @@ func TestPortTables(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := NewPartitions(partconf.Parse("t.conf", []byte(conf)), tc.opt)
-			ports := p.TypedPorts(tc.types, ca, router)
+			p.Types = tc.types
+			ports := p.TypedPorts(ca, router)
 			m := partconf.NewModel(p.Config, ports, p.Options)
 			var prev *partconf.Model
 			if tc.prev {
@@ -98,7 +99,7 @@ func TestPortTables(t *testing.T) {
 func TestPairs(t *testing.T) {
 	conf := "Default=0x7fff : ALL=full;\na=0x10 : 0x1=full, 0x2;\nb=0x20 : 0x2, 0x3;\nc=0x30 : 0x1=full, 0x3=full;\n"
 	p := NewPartitions(partconf.Parse("t.conf", []byte(conf)), partconf.Options{})
-	pairs, err := p.Pairs(p.TypedPorts(nil))
+	pairs, err := p.Pairs(p.TypedPorts())
 	if err != nil {
 		t.Fatal(err)
 	}

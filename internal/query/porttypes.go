@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,19 +13,25 @@ import (
 	"github.com/ibkey/ibkey/internal/partconf"
 )
 
-// AddPortTypes records in types the node types of the ports given on the command line
-// (--router: the router ports; "none": there are none) and, f non-nil, of every end
-// port of the saved sweep f (CA and router ports, a switch's port 0): OpenSM gives a
-// port ALL_CAS', ALL_ROUTERS' or ALL_SWITCHES' entries by its node type
-// (osm_prtn_config.c, partition_add_all), so a GUID's type must not be guessed. It
-// reports whether the types are complete: --router or a sweep was given, so a port
-// they do not name is a CA port; otherwise its type is unknown.
-func AddPortTypes(types map[check.GUID]check.NodeType, routers []string, f *fabric.Fabric) (complete bool, err error) {
+// SetPortTypes sets p's Types, TableSizes and TypesComplete from the ports given on
+// the command line (--router: the router ports; "none": there are none) and, f
+// non-nil, every end port of the saved sweep f (CA and router ports, a switch's port
+// 0). OpenSM gives a port ALL_CAS', ALL_ROUTERS' or ALL_SWITCHES' entries by its node
+// type (osm_prtn_config.c, partition_add_all), so a GUID's type must not be guessed;
+// and it fills a CA or router port, or a switch's port 0, up to its node's NodeInfo
+// PartitionCap (osm_pkey_mgr.c, pkey_mgr_get_physp_max_pkeys), which the sweep read.
+// The types are complete when --router or a sweep was given: a port they do not name
+// is a CA port; otherwise its type is unknown.
+func (p *Partitions) SetPortTypes(routers []string, f *fabric.Fabric) error {
+	p.Types, p.TableSizes = map[check.GUID]check.NodeType{}, map[check.GUID]int{}
 	if f != nil {
 		for _, n := range f.Nodes {
-			for _, p := range n.Ports {
-				if p.GUID != 0 && n.IsEndPort(p) {
-					types[p.GUID] = n.Type
+			for _, port := range n.Ports {
+				if port.GUID != 0 && n.IsEndPort(port) {
+					p.Types[port.GUID] = n.Type
+					if size := cmp.Or(port.TableSize, n.PartitionCap); size > 0 {
+						p.TableSizes[port.GUID] = size
+					}
 				}
 			}
 		}
@@ -32,17 +39,18 @@ func AddPortTypes(types map[check.GUID]check.NodeType, routers []string, f *fabr
 	for _, s := range routers {
 		if s == "none" {
 			if len(routers) > 1 {
-				return false, &UsageError{Msg: "--router none says there are no router ports: it cannot come with router GUIDs"}
+				return &UsageError{Msg: "--router none says there are no router ports: it cannot come with router GUIDs"}
 			}
 			continue
 		}
 		g, err := check.ParseGUID(strings.TrimPrefix(s, "guid="))
 		if err != nil {
-			return false, err
+			return err
 		}
-		types[g] = check.NodeRouter
+		p.Types[g] = check.NodeRouter
 	}
-	return f != nil || len(routers) > 0, nil
+	p.TypesComplete = f != nil || len(routers) > 0
+	return nil
 }
 
 // ConfPartitions is what an opensm.conf's partition_config_file gave a command given

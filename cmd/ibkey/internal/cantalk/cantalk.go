@@ -291,7 +291,7 @@ func runCanTalk(o *CanTalkOptions) error {
 		return cmdutil.Usagef("--sm-log quotes the Subnet Manager's refusal: it needs --sa")
 	}
 	// --router's GUIDs are checked whether or not this pair needs them.
-	if _, err := query.AddPortTypes(map[check.GUID]check.NodeType{}, o.Routers, nil); err != nil {
+	if err := new(query.Partitions).SetPortTypes(o.Routers, nil); err != nil {
 		return err
 	}
 	// A --sm-log that cannot be read (not there, a directory, no permission) is bad
@@ -341,16 +341,16 @@ func runCanTalk(o *CanTalkOptions) error {
 			return err
 		}
 		// The node types --router gives and, with --fabric-file, those of the sweep's
-		// ports: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its node type
-		// (osm_prtn_config.c), so a router's GUID must not be taken for a CA's.
+		// ports and their table lengths: OpenSM gives a port ALL_ROUTERS' or ALL_CAS'
+		// entries by its node type (osm_prtn_config.c), so a router's GUID must not be
+		// taken for a CA's, and drops what does not fit its table.
 		var f *fabric.Fabric
 		if o.Sweep.File != "" {
 			if f, err = o.savedSweep(); err != nil {
 				return err
 			}
 		}
-		parts.Types = map[check.GUID]check.NodeType{}
-		if parts.TypesComplete, err = query.AddPortTypes(parts.Types, o.Routers, f); err != nil {
+		if err = parts.SetPortTypes(o.Routers, f); err != nil {
 			return err
 		}
 	}

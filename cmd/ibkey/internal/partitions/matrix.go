@@ -44,7 +44,9 @@ cell is can-talk --partitions for the two GUIDs: where SELF without --sm-guid, o
 port type without --router, would change it, ?Y or ?N (the answer is not known; as
 taken after the ?), K? (whether K works is not known) or +? (they may share one more
 partition), and the exit is 4; a file OpenSM reads unpredictably makes every pair ?
-(and every figure of the summary). A table
+(and every figure of the summary). A port whose table (--table-size, or the
+PartitionCap a --fabric-file sweep read) cannot hold its keys says in its notes which
+OpenSM drops (ERR 0512): they work for no pair. A table
 grid wider than the terminal (about 7 ports at 80 columns) is replaced by the summary,
 saying so; -o plain and -o json keep the grid.
 
@@ -355,15 +357,14 @@ func runMatrix(o *MatrixOptions) error {
 	if err != nil {
 		return err
 	}
-	types, complete, names, err := o.Types.types()
+	names, err := o.Types.apply(p)
 	if err != nil {
 		return err
 	}
-	p.Types, p.TypesComplete = types, complete
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
-	m := partconf.NewModel(p.Config, p.TypedPorts(types), p.Options)
+	m := partconf.NewModel(p.Config, p.TypedPorts(), p.Options)
 	x := matrix{p: p, m: m, summary: m.Summary(), names: names} // assumptions sorts its partitions
 	if len(m.Ports) <= gridMax && !o.Summary {
 		x.grid = true
@@ -391,7 +392,7 @@ func runMatrix(o *MatrixOptions) error {
 		o.Notices.Warn(x.self) // wrapped to a terminal's width, as partitions show's
 	}
 	err = cmdutil.Uncertain(o.IO.ErrOut, p.Config, "the matrix above is")
-	if err := typeUnknown(o.IO.ErrOut, p, x.unknownType, "the matrix above is"); err != nil {
+	if err := typeUnknown(o.IO.ErrOut, p.Config.File, x.unknownType, "the matrix above is"); err != nil {
 		return err
 	}
 	if err == nil && len(x.incomplete) > 0 {
@@ -420,33 +421,31 @@ func (x *matrix) assumptions() {
 			}
 		}
 	}
-	if x.self = selfTaken(x.p, x.m, "the matrix takes none of its ports"); x.self != "" {
+	if x.self = selfTaken(x.p, x.m.Ports, fileTables(x.p, x.m), "the matrix takes none of its ports"); x.self != "" {
 		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: x.self})
 	}
 	// Every port of the matrix, the SM's (--sm-guid) too when the file does not name
 	// it, as partitions show does.
 	x.unknownType = x.p.UnknownType(portGUIDs(x.m.Ports)...)
-	if t := typeUnknownText(x.p, x.unknownType, "the matrix is"); t != "" {
+	if t := typeUnknownText(x.p.Config.File, x.unknownType, "the matrix is"); t != "" {
 		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: t})
 	}
 	x.unsure = x.summaryUnknown()
 }
 
-// selfTaken says, without --sm-guid, which of m's ports SELF in the file would give
-// other entries as the port OpenSM runs on (taken says what takes none of them for
-// it: the matrix, the tables shown), as can-talk's alternatives compare them; "" when
-// none would.
-func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
-	if p.Options.SMGUID != 0 || len(selfPartitions(p.Config)) == 0 {
+// selfTaken says, without --sm-guid, which of ports SELF would give other entries as
+// the port OpenSM runs on (taken says what takes none of them for it: the matrix, the
+// tables shown), as can-talk's alternatives compare them; "" when none would. table
+// is a port's table when OpenSM runs on the port sm (0: on none of them), more the
+// configurations applied before FILE (partitions show --previous), whose SELF items
+// count too.
+func selfTaken(p *query.Partitions, ports []partconf.Port, table func(sm check.GUID, port partconf.Port) []check.PKey, taken string, more ...*partconf.Config) string {
+	if p.Options.SMGUID != 0 || !slices.ContainsFunc(append([]*partconf.Config{p.Config}, more...), func(c *partconf.Config) bool { return len(selfPartitions(c)) > 0 }) {
 		return ""
 	}
-	// Each port is modelled as the SM's: a model of one port replays only its items
-	// (partconf.Config.replay), so this is linear in the file.
 	var differ []string
-	for _, port := range m.Ports {
-		asSM := *p
-		asSM.Options.SMGUID = port.GUID
-		if !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), m.PKeys(port.GUID)) {
+	for _, port := range ports {
+		if !slices.Equal(table(port.GUID, port), table(0, port)) {
 			differ = append(differ, port.GUID.String())
 			if len(differ) > 3 {
 				break
@@ -461,7 +460,30 @@ func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
 		list += " and others"
 	}
 	return fmt.Sprintf("%s for the port OpenSM runs on: as that port, %s would get other entries (SELF in %s): give --sm-guid",
-		taken, list, p.Config.File)
+		taken, list, filesOf(p, more))
+}
+
+// filesOf names FILE, and with configurations applied before it (more: partitions
+// show --previous) says they count too.
+func filesOf(p *query.Partitions, more []*partconf.Config) string {
+	if len(more) > 0 {
+		return p.Config.File + " or a --previous file"
+	}
+	return p.Config.File
+}
+
+// fileTables is selfTaken's table for m, FILE's model: each port is modelled as the
+// SM's alone (a model of one port replays only its items, partconf.Config.replay, so
+// this is linear in the file).
+func fileTables(p *query.Partitions, m *partconf.Model) func(sm check.GUID, port partconf.Port) []check.PKey {
+	return func(sm check.GUID, port partconf.Port) []check.PKey {
+		if sm == 0 {
+			return m.PKeys(port.GUID)
+		}
+		asSM := *p
+		asSM.Options.SMGUID = sm
+		return asSM.ModelOf(port.GUID).PKeys(port.GUID)
+	}
 }
 
 // selfPartitions are the partitions with a SELF item in the configuration OpenSM
@@ -616,6 +638,13 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 		return x.summaryText(w, f)
 	}
 	fmt.Fprintf(w, "Ports (%s):\n", x.p.Config.File)
+	if n == 0 {
+		// A note under the title, as partitions show's; plain keeps its header lines.
+		fmt.Fprintln(w, noPorts)
+		if f == cmdutil.FormatTable {
+			return nil
+		}
+	}
 	pg := cmdutil.Grid{Header: []string{"PORT", "GUID", "NOTES"}, Required: []string{"PORT", "GUID"}}
 	add := nodeColumn(&pg, 2, x.names)
 	for i, port := range x.m.Ports {
@@ -628,6 +657,14 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 		}
 		if !x.p.InFile(port.GUID) {
 			notes = append(notes, "not in the file")
+		}
+		if d := x.m.DroppedEntries(port.GUID); len(d) > 0 {
+			// OpenSM could not place them (ERR 0512): no partition the port talks in.
+			keys := make([]string, len(d))
+			for i, e := range d {
+				keys[i] = e.PKey.String()
+			}
+			notes = append(notes, fmt.Sprintf("table full (%d entries): OpenSM drops %s", x.p.TableSize(port), strings.Join(keys, " ")))
 		}
 		add(port.GUID, portLetter(i), port.GUID.String(), strings.Join(notes, "; "))
 	}
@@ -675,6 +712,10 @@ func pairCell(pr query.Pair) string {
 	return c
 }
 
+// noPorts is the note of a matrix without a port: a file that names no port GUID
+// (only keywords) and no --sm-guid.
+const noPorts = "  no port: the file names no port GUID; give --sm-guid for the SM's port, or ask 'ibkey can-talk --partitions FILE GUID GUID' for any two"
+
 // listMax bounds GUID lists in the summary text; the JSON has them all.
 const listMax = 8
 
@@ -694,7 +735,13 @@ func guidList(gs []check.GUID, f cmdutil.Format) string {
 
 func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	s := x.summary
-	fmt.Fprintf(w, "%s: %s, %s\n\n", x.p.Config.File, textsafe.Plural(len(x.m.Ports), "port", "ports"), textsafe.Plural(len(s.Partitions), "partition", "partitions"))
+	fmt.Fprintf(w, "%s: %s, %s\n", x.p.Config.File, textsafe.Plural(len(x.m.Ports), "port", "ports"), textsafe.Plural(len(s.Partitions), "partition", "partitions"))
+	if len(x.m.Ports) == 0 {
+		// Nothing below would be about a port: not "every port reaches another".
+		fmt.Fprintln(w, noPorts)
+		return nil
+	}
+	fmt.Fprintln(w)
 	u := x.unsure
 	fmt.Fprintln(w, "Partitions (PAIRS: pairs of ports that can talk in it):")
 	if u.any() {

@@ -182,7 +182,7 @@ func TestSelfTakenExact(t *testing.T) {
 						types[0x0002c90300000002] = check.NodeRouter
 					}
 					p.Types, p.TypesComplete = types, true
-					x := matrix{p: p, m: partconf.NewModel(p.Config, p.TypedPorts(types), p.Options)}
+					x := matrix{p: p, m: partconf.NewModel(p.Config, p.TypedPorts(), p.Options)}
 					var want []string
 					for _, port := range x.m.Ports {
 						asSM := *p
@@ -191,7 +191,7 @@ func TestSelfTakenExact(t *testing.T) {
 							want = append(want, port.GUID.String())
 						}
 					}
-					got := selfTaken(x.p, x.m, "the matrix takes none of its ports")
+					got := selfTaken(x.p, x.m.Ports, fileTables(x.p, x.m), "the matrix takes none of its ports")
 					for _, port := range x.m.Ports {
 						if strings.Contains(got, port.GUID.String()) != slices.Contains(want, port.GUID.String()) {
 							t.Errorf("%s %v: selfTaken %q, want the ports %v", conf, flags, got, want)
@@ -206,4 +206,53 @@ func TestSelfTakenExact(t *testing.T) {
 		}
 	}
 	t.Logf("%d files", n)
+}
+
+// TestMatrixNoPorts: a file that names no port GUID (only keywords) gives the matrix
+// no port to answer for: grid and summary say so and how to give one, and the
+// summary does not say that every port reaches another (there is none).
+func TestMatrixNoPorts(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "p.conf")
+	if err := os.WriteFile(conf, []byte("Default=0x7fff, ipoib : ALL=full;\np=0x10 : ALL_CAS=full;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{nil, {"--summary"}, {"-o", "table"}, {"--summary", "-o", "table"}} {
+		r := runIbkey(t, false, nil, append([]string{"partitions", "matrix", conf, "-o", "plain", "--router", "none"}, args...)...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "no port: the file names no port GUID") || strings.Contains(r.Stdout, "Every port reaches") {
+			t.Errorf("%v: exit %d:\n%s%s", args, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	// With --sm-guid the SM's port is one.
+	if r := runIbkey(t, false, nil, "partitions", "matrix", conf, "--sm-guid", "0x1", "--router", "none", "-o", "plain"); r.Code != 0 || strings.Contains(r.Stdout, "no port") {
+		t.Errorf("--sm-guid: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// TestMatrixDroppedNote: a key OpenSM drops from a port's full table (ERR 0512) is
+// no partition the port talks in; the grid's port notes say which keys it drops and
+// at what table length, so an N is not left unexplained.
+func TestMatrixDroppedNote(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "p.conf")
+	text := "Default=0x7fff, ipoib : ALL=full;\na=0x10 : 0x0002c90300000001=full, 0x0002c90300000002=full;\nb=0x20 : 0x0002c90300000001=full, 0x0002c90300000002=full;\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runIbkey(t, false, nil, "partitions", "matrix", conf, "--sm-guid", "0x0002c90300000001", "--table-size", "2", "-o", "plain")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	for _, g := range []string{"0x0002c90300000001", "0x0002c90300000002"} {
+		found := false
+		for _, line := range strings.Split(r.Stdout, "\n") {
+			if strings.Contains(line, " "+g+" ") {
+				found = strings.Contains(line, "drops_0x8020") && strings.Contains(line, "2_entries")
+			}
+		}
+		if !found {
+			t.Errorf("port %s: no note of the dropped 0x8020:\n%s", g, r.Stdout)
+		}
+	}
+	if r := runIbkey(t, false, nil, "partitions", "matrix", conf, "--sm-guid", "0x0002c90300000001", "-o", "plain"); strings.Contains(r.Stdout, "drops") {
+		t.Errorf("a table of 128 drops nothing:\n%s", r.Stdout)
+	}
 }

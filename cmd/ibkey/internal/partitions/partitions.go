@@ -93,24 +93,25 @@ func portGUIDs(ports []partconf.Port) []check.GUID {
 // typeUnknown is exit 4 when the tables printed depend on whether ports are router
 // ports, which was not given (unknown: query.Partitions.UnknownType): it says which
 // and how to say it (typeUnknownText).
-func typeUnknown(w io.Writer, p *query.Partitions, unknown map[check.GUID][]check.PKey, printed string) error {
+func typeUnknown(w io.Writer, files string, unknown map[check.GUID][]check.PKey, printed string) error {
 	if len(unknown) == 0 {
 		return nil
 	}
-	fmt.Fprintln(w, "ibkey: "+typeUnknownText(p, unknown, printed))
+	fmt.Fprintln(w, "ibkey: "+typeUnknownText(files, unknown, printed))
 	return cmdutil.Exit(cmdutil.ExitIncomplete)
 }
 
 // typeUnknownText is typeUnknown's sentence, also the JSON's incomplete message:
 // printed ("the tables above are") holds for CA ports, and which of unknown's ports
-// would get other entries as router ports; "" when none would.
-func typeUnknownText(p *query.Partitions, unknown map[check.GUID][]check.PKey, printed string) string {
+// would get other entries as router ports; "" when none would. files names where the
+// items are (FILE, or FILE or a --previous file).
+func typeUnknownText(files string, unknown map[check.GUID][]check.PKey, printed string) string {
 	if len(unknown) == 0 {
 		return ""
 	}
 	list := textsafe.Capped(stringsOf(slices.Sorted(maps.Keys(unknown))), 3)
 	return fmt.Sprintf("%s for CA ports: %s would get other entries as router ports (%s has ALL_CAS or ALL_ROUTERS items, which OpenSM applies by node type): name the router ports with --router (--router none if there are none), or give --fabric-file with a saved sweep",
-		printed, strings.Join(list, ", "), p.Config.File)
+		printed, strings.Join(list, ", "), files)
 }
 
 // PortTypes are --router and --fabric-file: which port GUIDs are router ports (a file
@@ -124,31 +125,29 @@ type PortTypes struct {
 
 func (p *PortTypes) add(c *cobra.Command) {
 	c.Flags().StringSliceVar(&p.Routers, "router", nil, "the router ports' `GUIDS` (comma-separated; none: there are none); the others are CA ports: ALL_ROUTERS names router ports, ALL_CAS CA ports")
-	c.Flags().StringVar(&p.FabricFile, "fabric-file", "", "take the ports' node types from a saved sweep (`FILE`, ibkey fabric discover -o json), and name each port's node (a NODE column)")
+	c.Flags().StringVar(&p.FabricFile, "fabric-file", "", "take the ports' node types and table lengths (PartitionCap) from a saved sweep (`FILE`, ibkey fabric discover -o json), and name each port's node (a NODE column)")
 	_ = c.MarkFlagFilename("fabric-file", "json")
 	cmdutil.AddNodeNameMapFlag(c, &p.NodeNameMap)
 }
 
-// types reads the ports' node types, whether they are complete (--router or
-// --fabric-file given: a port they do not name is a CA port), and with --fabric-file
-// the names of the nodes of the ports it holds (nil without it), keyed by port GUID.
-func (p PortTypes) types() (map[check.GUID]check.NodeType, bool, map[check.GUID]string, error) {
-	out := map[check.GUID]check.NodeType{}
-	if p.NodeNameMap != "" && p.FabricFile == "" {
+// apply sets p's port types and, with --fabric-file, the table lengths of the ports
+// the sweep holds (query.Partitions.SetPortTypes), and returns the names of their
+// nodes, keyed by port GUID (nil without --fabric-file).
+func (t PortTypes) apply(p *query.Partitions) (map[check.GUID]string, error) {
+	if t.NodeNameMap != "" && t.FabricFile == "" {
 		// A partitions file names port GUIDs; a node name map names node GUIDs.
-		return nil, false, nil, cmdutil.Usagef("--node-name-map needs --fabric-file (the map names node GUIDs, the partitions file port GUIDs: the sweep links them)")
+		return nil, cmdutil.Usagef("--node-name-map needs --fabric-file (the map names node GUIDs, the partitions file port GUIDs: the sweep links them)")
 	}
-	if p.FabricFile == "" {
-		complete, err := query.AddPortTypes(out, p.Routers, nil)
-		return out, complete, nil, err
+	if t.FabricFile == "" {
+		return nil, p.SetPortTypes(t.Routers, nil)
 	}
-	nm, err := cmdutil.ReadNodeNameMap(p.NodeNameMap)
+	nm, err := cmdutil.ReadNodeNameMap(t.NodeNameMap)
 	if err != nil {
-		return nil, false, nil, err
+		return nil, err
 	}
-	f, err := cmdutil.ReadFabricFile(p.FabricFile)
+	f, err := cmdutil.ReadFabricFile(t.FabricFile)
 	if err != nil {
-		return nil, false, nil, err
+		return nil, err
 	}
 	nm.Rename(f)
 	names := map[check.GUID]string{}
@@ -159,8 +158,7 @@ func (p PortTypes) types() (map[check.GUID]check.NodeType, bool, map[check.GUID]
 			}
 		}
 	}
-	complete, err := query.AddPortTypes(out, p.Routers, f)
-	return out, complete, names, err
+	return names, p.SetPortTypes(t.Routers, f)
 }
 
 // nodeColumn gives g a NODE column at index at when there are names (--fabric-file),

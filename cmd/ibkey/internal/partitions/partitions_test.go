@@ -3,6 +3,8 @@ package partitions
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -394,6 +396,178 @@ func TestPartitionsOpenSMConfFile(t *testing.T) {
 	}
 }
 
+// TestFabricFileTableSizes: with --fabric-file, a port the sweep holds has its node's
+// PartitionCap as its table length (OpenSM fills it up to NodeInfo PartitionCap,
+// osm_pkey_mgr.c pkey_mgr_get_physp_max_pkeys), not --table-size's default: show
+// drops what does not fit there and says the port's length, matrix and can-talk do
+// not count a dropped key. A port the sweep does not hold keeps --table-size.
+func TestFabricFileTableSizes(t *testing.T) {
+	const small, big, other = "0x0002c90300000401", "0x0002c90300000411", "0x0002c90300000421"
+	conf := filepath.Join(t.TempDir(), "p.conf")
+	// Each port gets 0xffff, 0x8001 and 0x8002: three entries.
+	text := "Default=0x7fff : ALL=full ;\na=0x0001 : ALL=full ;\nb=0x0002 : " + small + "=full, " + big + "=full, " + other + "=full ;\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cap := range []int{2, 3} {
+		f := fabric.Fabric{Nodes: []*fabric.Node{
+			{GUID: 0x0002c90300000400, Type: check.NodeCA, NumPorts: 1, PartitionCap: cap, Ports: []*fabric.Port{{Num: 1, GUID: 0x0002c90300000401}}},
+			{GUID: 0x0002c90300000410, Type: check.NodeCA, NumPorts: 1, PartitionCap: 128, Ports: []*fabric.Port{{Num: 1, GUID: 0x0002c90300000411}}},
+		}}
+		var b bytes.Buffer
+		if err := fabric.EncodeFabric(&b, &f); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "fabric.json")
+		if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runIbkey(t, false, nil, "partitions", "show", conf, "--sm-guid", big, "--fabric-file", file, "--table-size", "64", "-o", "json")
+		if r.Code != 0 {
+			t.Fatalf("cap %d: show: exit %d: %s", cap, r.Code, r.Stderr)
+		}
+		var doc struct {
+			Ports []struct {
+				GUID      string `json:"port_guid"`
+				TableSize int    `json:"table_size"`
+				Entries   []struct {
+					PKey string `json:"pkey"`
+				} `json:"entries"`
+				Dropped []struct {
+					PKey string `json:"pkey"`
+				} `json:"dropped"`
+			} `json:"ports"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{small: fmt.Sprintf("%d: 3-%d", cap, 3-cap), big: "128: 3-0", other: "64: 3-0"}
+		for _, p := range doc.Ports {
+			if got := fmt.Sprintf("%d: %d-%d", p.TableSize, len(p.Entries)+len(p.Dropped), len(p.Dropped)); got != want[p.GUID] {
+				t.Errorf("cap %d: port %s: table size: entries-dropped %q, want %q", cap, p.GUID, got, want[p.GUID])
+			}
+			delete(want, p.GUID)
+		}
+		if len(want) > 0 {
+			t.Errorf("cap %d: ports not shown: %v", cap, want)
+		}
+		// The matrix: small and big talk in 0x0002 only when small's table holds it.
+		r = runIbkey(t, false, nil, "partitions", "matrix", conf, "--sm-guid", big, "--fabric-file", file, "-o", "json")
+		var m struct {
+			Pairs []struct {
+				A, B       string
+				Partitions []string `json:"partitions"`
+			} `json:"pairs"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || r.Code != 0 {
+			t.Fatalf("cap %d: matrix: exit %d, %v: %s", cap, r.Code, err, r.Stderr)
+		}
+		for _, pr := range m.Pairs {
+			if pr.A == small && pr.B == big {
+				if got, in := strings.Join(pr.Partitions, ","), cap == 3; strings.Contains(got, "0x0002") != in {
+					t.Errorf("cap %d: matrix: %s and %s talk in %s", cap, small, big, got)
+				}
+			}
+		}
+	}
+}
+
+// TestPreviousTypeAndSelf: with --previous, the indexes shown depend on what the
+// configurations applied before gave a port, so a port type (ALL_CAS) or SELF that
+// only an earlier file has still decides them: without --router or --sm-guid, show
+// names the port and exits 4 (as it does when FILE has them); with them, 0. A file
+// before that OpenSM reads unpredictably is exit 4 too.
+func TestPreviousTypeAndSelf(t *testing.T) {
+	const a, b = "0x0002c90300000001", "0x0002c90300000002"
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cur := write("cur.conf", "Default=0x7fff, ipoib : ALL=full;\nb=0x20 : "+a+"=full, "+b+"=full;\n")
+	for _, tc := range []struct {
+		name, prev string
+		given      []string // the flag that says what the earlier file depends on
+		port       string   // the port whose table it decides
+	}{
+		{"ALL_CAS", "Default=0x7fff, ipoib : ALL=full;\na=0x10 : ALL_CAS=full;\nb=0x20 : " + a + "=full, " + b + "=full;\n", []string{"--router", b}, b},
+		{"SELF", "Default=0x7fff, ipoib : ALL=full;\ns=0x10 : SELF=full;\nb=0x20 : " + a + "=full, " + b + "=full;\n", []string{"--sm-guid", a}, a},
+	} {
+		prev := write(tc.name+".conf", tc.prev)
+		for _, restarted := range []bool{false, true} {
+			args := []string{"partitions", "show", cur, "--previous", prev, "-o", "json"}
+			if restarted {
+				args = append(args, "--restarted")
+			}
+			r := runIbkey(t, false, nil, args...)
+			if r.Code != 4 || !strings.Contains(r.Stderr, tc.port) {
+				t.Errorf("%s, restarted %v: exit %d, want 4 naming %s: %s", tc.name, restarted, r.Code, tc.port, r.Stderr)
+			}
+			var doc struct {
+				Incomplete []struct{ Message string } `json:"incomplete"`
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Incomplete) == 0 {
+				t.Errorf("%s, restarted %v: incomplete %v (%v)", tc.name, restarted, doc.Incomplete, err)
+			}
+			if r := runIbkey(t, false, nil, append(args, tc.given...)...); r.Code != 0 {
+				t.Errorf("%s, restarted %v, %v: exit %d, want 0: %s", tc.name, restarted, tc.given, r.Code, r.Stderr)
+			}
+		}
+	}
+	// A file before whose reading OpenSM makes unpredictable (partconf's lab case
+	// "semicolon right after mgid") leaves tables FILE's keys keep their indexes in.
+	prev := write("uncertain.conf", "Default=0x7fff : ALL=full;\np=0x10 : "+a+"=full, mgid=ff12::5;\n")
+	if r := runIbkey(t, false, nil, "partitions", "show", cur, "--previous", prev, "--sm-guid", a, "--router", "none"); r.Code != 4 || !strings.Contains(r.Stderr, "uncertain.conf: what OpenSM 3.3.23 does with this file cannot be predicted") {
+		t.Errorf("an unpredictable file before: exit %d, want 4 naming it: %s", r.Code, r.Stderr)
+	}
+}
+
+// TestShowNotInFileNote: a port the file does not name by GUID gets what the keywords
+// that apply to its type give it, and, as the SM's port, what SELF gives it: the
+// note on its first row says which (it said "only what ALL/ALL_CAS give it" above a
+// SELF entry, and for a switch's port 0).
+func TestShowNotInFileNote(t *testing.T) {
+	const sm, sw = "0x0002c90300000501", "0x0002c90300000511"
+	conf := filepath.Join(t.TempDir(), "p.conf")
+	if err := os.WriteFile(conf, []byte("Default=0x7fff, ipoib : ALL=full;\nm=0x10 : SELF=full, ALL_SWITCHES=full;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := fabric.Fabric{Nodes: []*fabric.Node{
+		{GUID: 0x0002c90300000500, Type: check.NodeCA, NumPorts: 1, PartitionCap: 128, Ports: []*fabric.Port{{Num: 1, GUID: 0x0002c90300000501}}},
+		{GUID: 0x0002c90300000511, Type: check.NodeSwitch, NumPorts: 8, PartitionCap: 32, Ports: []*fabric.Port{{Num: 0, GUID: 0x0002c90300000511}}},
+	}}
+	var b bytes.Buffer
+	if err := fabric.EncodeFabric(&b, &f); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "fabric.json")
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runIbkey(t, false, nil, "partitions", "show", conf, sw, "--sm-guid", sm, "--fabric-file", file, "-o", "plain")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	for guid, want := range map[string]string{sm: "only_what_ALL/ALL_CAS_and_SELF_give_it", sw: "only_what_ALL/ALL_SWITCHES_give_it"} {
+		found := false
+		for _, line := range strings.Split(r.Stdout, "\n") {
+			if strings.HasPrefix(line, guid+" ") && strings.Contains(line, " 0 ") {
+				found = strings.Contains(line, want)
+				if !found {
+					t.Errorf("%s: first row %q does not say %s", guid, line, want)
+				}
+				break
+			}
+		}
+		if !found {
+			t.Logf("output:\n%s", r.Stdout)
+		}
+	}
+}
+
 // TestPartitionsQoS: OpenSM with QoS (-Q, qos TRUE in opensm.conf) keeps a partition's
 // sl= (partition_create, osm_prtn_config.c; TestLabGroupValues in the lab), so check
 // does not warn of it and show gives the IPoIB broadcast group that SL. The file's
@@ -443,6 +617,53 @@ func TestPartitionsQoS(t *testing.T) {
 		i := slices.IndexFunc(doc.Partitions, func(p part) bool { return p.Key == "0x0010" })
 		if doc.QoS == nil || *doc.QoS != tc.qos || i < 0 || len(doc.Partitions[i].Groups) != 1 || doc.Partitions[i].Groups[0].SL == nil || *doc.Partitions[i].Groups[0].SL != want {
 			t.Errorf("show %v: qos %v, want %v; partition 0x0010's broadcast group SL, want %d:\n%s", tc.flags, doc.QoS, tc.qos, want, r.Stdout)
+		}
+	}
+}
+
+// TestShowGroupSLWithQoS: without QoS OpenSM sets a definition's sl= to 0, and with it
+// the SL of the groups that inherit it; with qos TRUE in its opensm.conf it keeps it
+// (osm_prtn_config.c partition_create: only !opt.qos overrides the SL). An mgid= line's
+// own sl= is kept either way. show --opensm-conf says what OpenSM with that file does.
+func TestShowGroupSLWithQoS(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "p.conf")
+	text := "Default=0x7fff, ipoib, sl=3 : ALL=full;\np=0x10, sl=5 :\nmgid=ff12:1234::1\nmgid=ff12:1234::2, sl=7\n, ALL=full;\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, qos := range []string{"", "qos TRUE\n", "qos FALSE\n"} {
+		osm := filepath.Join(dir, "opensm.conf")
+		if err := os.WriteFile(osm, []byte(qos), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runIbkey(t, false, nil, "partitions", "show", conf, "--opensm-conf", osm, "--sm-guid", "0x1", "-o", "json")
+		if r.Code != 0 {
+			t.Fatalf("%q: exit %d: %s", qos, r.Code, r.Stderr)
+		}
+		var doc struct {
+			Partitions []struct {
+				Groups []struct {
+					MGID string `json:"mgid"`
+					SL   int    `json:"sl"`
+				} `json:"groups"`
+			} `json:"partitions"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, p := range doc.Partitions {
+			for _, g := range p.Groups {
+				got[g.MGID] = g.SL
+			}
+		}
+		want := map[string]int{"ff12:401b:ffff::ffff:ffff": 0, "ff12:1234::1": 0, "ff12:1234::2": 7}
+		if qos == "qos TRUE\n" {
+			want["ff12:401b:ffff::ffff:ffff"], want["ff12:1234::1"] = 3, 5
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%q: group SLs %v, want %v", qos, got, want)
 		}
 	}
 }

@@ -110,3 +110,77 @@ member=0x0040 : 0x0002c90300000322=full, 0x0002c90300000311 ;
 		t.Logf("router port: OpenSM %v; as a CA %v", trimTable(real), wrong)
 	}
 }
+
+// TestLabPartitionsPreviousRouter: OpenSM applies a file with ALL_CAS, then (restarted)
+// one without: the router port keeps its key where the first file left it, so the
+// index shown depends on its type even though FILE has no ALL_CAS item. With
+// --router, `show FILE --previous --restarted` predicts what OpenSM programmed (read
+// back with smpquery); without it, the router is taken for a CA port, its table
+// differs from OpenSM's, and the exit is 4 naming it.
+func TestLabPartitionsPreviousRouter(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.StartRouterLab(t)
+	ports := lab.RouterLabPorts
+	hcaA, hcaB, rt := ports[0], ports[1], ports[2]
+	member := "b=0x0020 : " + hcaB.GUID.String() + "=full, " + rt.GUID.String() + "=full ;\n"
+	prev := "Default=0x7fff, ipoib : ALL=full ;\ncas=0x0010 : ALL_CAS=full ;\n" + member
+	cur := "Default=0x7fff, ipoib : ALL=full ;\n" + member
+	dir := t.TempDir()
+	files := map[string]string{}
+	for name, text := range map[string]string{"prev.conf": prev, "cur.conf": cur} {
+		files[name] = filepath.Join(dir, name)
+		if err := os.WriteFile(files[name], []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, conf := range []string{prev, cur} {
+		if err := l.RunOpenSM(conf, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	show := func(want int, more ...string) map[check.GUID][]check.PKey {
+		t.Helper()
+		args := append([]string{"partitions", "show", files["cur.conf"], "--previous", files["prev.conf"], "--restarted",
+			"--sm-guid", hcaA.GUID.String(), "--table-size", "64", "-o", "json", hcaB.GUID.String(), rt.GUID.String()}, more...)
+		r := runIbkey(t, false, nil, args...)
+		if r.Code != want || (want == 4 && !strings.Contains(r.Stderr, rt.GUID.String())) {
+			t.Fatalf("%v: exit %d, want %d: %s", more, r.Code, want, r.Stderr)
+		}
+		var doc showJSON
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		out := map[check.GUID][]check.PKey{}
+		for _, p := range doc.Ports {
+			g, err := check.ParseGUID(p.PortGUID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range p.Entries {
+				v, err := check.ParsePKey(e.PKey)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[g] = append(out[g], v)
+			}
+		}
+		return out
+	}
+	predicted := show(0, "--router", rt.GUID.String()+","+ports[3].GUID.String())
+	for _, port := range []struct {
+		GUID check.GUID
+		DR   string
+	}{{hcaB.GUID, hcaB.DR}, {rt.GUID, rt.DR}} {
+		if real := labTable(t, l, port.DR); !sameTable(predicted[port.GUID], real) {
+			t.Errorf("port %s: show --router predicts %v, OpenSM programmed %v", port.GUID, predicted[port.GUID], trimTable(real))
+		}
+	}
+	if real, asCA := labTable(t, l, rt.DR), show(4)[rt.GUID]; sameTable(asCA, real) {
+		t.Errorf("router port: the CA-port prediction %v matches what OpenSM programmed %v: the test cannot tell", asCA, trimTable(real))
+	} else {
+		t.Logf("router port: OpenSM %v; as a CA %v", trimTable(real), asCA)
+	}
+}

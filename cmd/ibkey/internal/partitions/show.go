@@ -54,8 +54,8 @@ the P_Key table OpenSM programs, in the order it fills it (index 0 first: the in
 partition, else the default partition, then keys in OpenSM's map order), with the item
 that decided each entry. A GUID the file does not name gets only what ALL / ALL_CAS
 (ALL_ROUTERS for a router port: --router, or --fabric-file with a saved sweep) give
-it, and says so. Entries past --table-size are
-dropped, as OpenSM does.
+it, and says so. Entries past the port's table length are dropped, as OpenSM does:
+--table-size, or with --fabric-file the PartitionCap the sweep read for its ports.
 
 The indexes are those of a port whose table held only 0xffff before (a fresh port).
 OpenSM keeps a key at its index across reconfigurations, so after an earlier
@@ -72,11 +72,12 @@ TRUE, its default: with FALSE in its opensm.conf (--opensm-conf FILE) every swee
 rebuilds each table from index 0, and no key keeps its index (lab-checked too).
 
 A file OpenSM rejects is shown as the fallback OpenSM applies (Default=0x7fff :
-ALL=full), with a warning. When what OpenSM does with the file cannot be predicted,
-what it does with the file as written is shown, stderr says so, and the exit is 4.
-The exit is 4 too when a port shown would get other entries as a router port
-(ALL_CAS, ALL_ROUTERS: give --router) or as the port OpenSM runs on (SELF, written or
-implied by a missing Default line: give --sm-guid); stderr names the ports.
+ALL=full), with a warning. When what OpenSM does with the file (or a --previous
+file) cannot be predicted, what it does with the file as written is shown, stderr
+says so, and the exit is 4. The exit is 4 too when a port shown would get other
+entries as a router port (ALL_CAS, ALL_ROUTERS: give --router) or as the port OpenSM
+runs on (SELF, written or implied by a missing Default line: give --sm-guid), in
+FILE or, since they decide the indexes, in a --previous file; stderr names the ports.
 
 Plain output (-o plain; the default when stdout is not a terminal): sections separated
 by one blank line; each starts with a title line (notes after it indented by two
@@ -130,9 +131,10 @@ type show struct {
 	applied *partconf.Config // the configuration OpenSM programs (the fallback when rejected)
 	// model predicts the tables, over prevModel's with --previous (tables).
 	model, prevModel *partconf.Model
-	// history are the --previous files as named; restarted: OpenSM restarted before
-	// each file (--restarted).
+	// history are the --previous files as named, previous as read; restarted:
+	// OpenSM restarted before each file (--restarted).
 	history   []string
+	previous  []*partconf.Config
 	restarted bool
 	// unknownType: ports shown as CA ports whose table would differ as router ports
 	// (no --router, no --fabric-file), with that table.
@@ -146,13 +148,22 @@ func runShow(o *ShowOptions) error {
 		return err
 	}
 	// SELF without --sm-guid: a port shown, as the port OpenSM runs on, would get other
-	// entries (the tables shown take none for it), as the matrix says. The model of
-	// FILE alone: leftovers of --previous are not SELF's.
-	m := s.model
-	if s.prevModel != nil {
-		m = partconf.NewModel(s.p.Config, m.Ports, s.p.Options)
+	// entries (the tables shown take none for it), as the matrix says. With
+	// --previous, SELF in a file before counts too: the keys it gave the port decide
+	// the indexes shown (each port is modelled through every file as the SM's).
+	table := fileTables(s.p, s.model)
+	if len(s.previous) > 0 {
+		table = func(sm check.GUID, port partconf.Port) []check.PKey {
+			if sm == 0 {
+				return s.model.TableValues(port.GUID)
+			}
+			opt := s.p.Options
+			opt.SMGUID = sm
+			m, _ := s.tables([]partconf.Port{port}, opt)
+			return m.TableValues(port.GUID)
+		}
 	}
-	self := selfTaken(s.p, m, "the tables shown take none of the ports")
+	self := selfTaken(s.p, s.model.Ports, table, "the tables shown take none of the ports", s.previous...)
 	if o.Format == cmdutil.FormatJSON {
 		err = s.writeJSON(o.IO.Out, s.incomplete(self))
 	} else {
@@ -161,15 +172,19 @@ func runShow(o *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := cmdutil.Uncertain(o.IO.ErrOut, s.p.Config, "what is shown above is"); err != nil {
-		return err
+	// A file before that OpenSM reads unpredictably leaves tables that cannot be
+	// predicted, and FILE's keys keep their indexes there.
+	for _, c := range append(slices.Clone(s.previous), s.p.Config) {
+		if err := cmdutil.Uncertain(o.IO.ErrOut, c, "what is shown above is"); err != nil {
+			return err
+		}
 	}
 	var selfErr error
 	if self != "" {
 		o.Notices.Warn(self) // wrapped to a terminal's width
 		selfErr = cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
-	return cmp.Or(typeUnknown(o.IO.ErrOut, s.p, s.unknownType, "the tables above are"), selfErr)
+	return cmp.Or(typeUnknown(o.IO.ErrOut, filesOf(s.p, s.previous), s.unknownType, "the tables above are"), selfErr)
 }
 
 // incomplete is what the JSON says of each exit-4 cause of show (the stderr lines'):
@@ -177,10 +192,12 @@ func runShow(o *ShowOptions) error {
 // (--router not given), and self (selfTaken), all kind not-checked.
 func (s *show) incomplete(self string) []cmdutil.Incomplete {
 	var out []cmdutil.Incomplete
-	if u := cmdutil.UncertainIncomplete(s.p.Config); u != nil {
-		out = append(out, *u)
+	for _, c := range append(slices.Clone(s.previous), s.p.Config) {
+		if u := cmdutil.UncertainIncomplete(c); u != nil {
+			out = append(out, *u)
+		}
 	}
-	if t := typeUnknownText(s.p, s.unknownType, "the tables shown are"); t != "" {
+	if t := typeUnknownText(filesOf(s.p, s.previous), s.unknownType, "the tables shown are"); t != "" {
 		out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: t})
 	}
 	if self != "" {
@@ -207,11 +224,10 @@ func loadShow(o *ShowOptions) (*show, error) {
 	if err != nil {
 		return nil, err
 	}
-	types, complete, names, err := o.Types.types()
+	names, err := o.Types.apply(p)
 	if err != nil {
 		return nil, err
 	}
-	p.Types, p.TypesComplete = types, complete
 	var extra []check.GUID
 	for _, a := range o.GUIDs {
 		g, err := check.ParseGUID(strings.TrimPrefix(a, "guid="))
@@ -220,38 +236,76 @@ func loadShow(o *ShowOptions) (*show, error) {
 		}
 		extra = append(extra, g)
 	}
-	ports := p.TypedPorts(types, extra...)
-	// The configurations applied before, in turn from fresh ports, each over the
-	// tables the one before left (partconf.Reconfigure), then FILE.
-	var prev *partconf.Model
-	var history []string
+	ports := p.TypedPorts(extra...)
+	s := &show{p: p, restarted: o.Restarted, names: names}
 	for _, f := range o.Previous {
 		pp, err := o.OpenSM.Load(f, o.IO)
 		if err != nil {
 			return nil, err
 		}
-		history = append(history, pp.Config.File)
+		s.history = append(s.history, pp.Config.File)
+		s.previous = append(s.previous, pp.Config)
 		if pp.Config.Rejected {
 			o.Notices.Warn(fmt.Sprintf("the previous configuration %s is one OpenSM rejects: it was applied as Default=0x7fff, ipoib : ALL=full", pp.Config.File))
 		}
-		if prev == nil {
-			opt := p.Options
-			opt.Remember = true
-			prev = partconf.NewModel(pp.Config, ports, opt)
-			continue
-		}
-		prev = partconf.Reconfigure(prev, pp.Config, !o.Restarted)
 	}
-	m := partconf.NewModel(p.Config, ports, p.Options)
-	if prev != nil {
-		m = partconf.Reconfigure(prev, p.Config, !o.Restarted)
-	}
-	s := &show{p: p, applied: m.Config, model: m, prevModel: prev, history: history, restarted: o.Restarted, names: names}
-	s.unknownType = p.UnknownType(portGUIDs(ports)...)
+	s.model, s.prevModel = s.tables(ports, p.Options)
+	s.applied = s.model.Config
+	s.unknownType = s.typeUnknown(ports)
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
 	return s, nil
+}
+
+// tables predicts the tables of ports: the configurations applied before
+// (--previous), in turn from fresh ports, each over the tables the one before left
+// (partconf.Reconfigure), then FILE; prev is the model of the last one before (nil
+// without --previous).
+func (s *show) tables(ports []partconf.Port, opt partconf.Options) (m, prev *partconf.Model) {
+	for _, c := range s.previous {
+		if prev == nil {
+			opt.Remember = true
+			prev = partconf.NewModel(c, ports, opt)
+			continue
+		}
+		prev = partconf.Reconfigure(prev, c, !s.restarted)
+	}
+	if prev == nil {
+		return partconf.NewModel(s.p.Config, ports, opt), nil
+	}
+	return partconf.Reconfigure(prev, s.p.Config, !s.restarted), prev
+}
+
+// typeUnknown are the ports whose type was not given and whose table shown would
+// differ as router ports, with that table (query.Partitions.UnknownType). With
+// --previous what the files before gave them counts too: the indexes shown are
+// where those left their keys, so an ALL_CAS item there decides them; the table is
+// then index by index (0x0000 for an empty entry).
+func (s *show) typeUnknown(ports []partconf.Port) map[check.GUID][]check.PKey {
+	if len(s.previous) == 0 {
+		return s.p.UnknownType(portGUIDs(ports)...)
+	}
+	if s.p.TypesComplete {
+		return nil
+	}
+	asRouter := slices.Clone(ports)
+	for i := range asRouter {
+		if _, known := s.p.Types[asRouter[i].GUID]; !known {
+			asRouter[i].Type = check.NodeRouter
+		}
+	}
+	m, _ := s.tables(asRouter, s.p.Options)
+	var out map[check.GUID][]check.PKey
+	for i, port := range ports {
+		if r := m.TableValues(port.GUID); asRouter[i].Type != port.Type && !slices.Equal(s.model.TableValues(port.GUID), r) {
+			if out == nil {
+				out = map[check.GUID][]check.PKey{}
+			}
+			out[port.GUID] = r
+		}
+	}
+	return out
 }
 
 // memberRule says what a member item names, keywords as the rule they stand for.
@@ -349,7 +403,11 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	if p.Config.Rejected {
 		applied = "OpenSM's fallback for the rejected " + p.Config.File
 	}
-	fmt.Fprintf(w, "Partitions (%s; %s, %s, table size %d):\n", applied, how, self, p.Options.TableSize)
+	size := fmt.Sprintf("table size %d", p.Options.TableSize)
+	if len(p.TableSizes) > 0 {
+		size = fmt.Sprintf("table size: a swept port's PartitionCap, else %d", p.Options.TableSize)
+	}
+	fmt.Fprintf(w, "Partitions (%s; %s, %s, %s):\n", applied, how, self, size)
 	fmt.Fprintln(w, "  member items in the order OpenSM applies them: for a port named twice, the last wins;")
 	if p.Config.Rejected {
 		fmt.Fprintln(w, "  (fallback) is what OpenSM applies instead of a file it rejects")
@@ -409,11 +467,14 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 			portNotes = append(portNotes, "router port")
 		}
 		if !t.InFile {
-			if t.Port.Type == check.NodeRouter {
-				portNotes = append(portNotes, "not in the file: only what ALL/ALL_ROUTERS give it")
-			} else {
-				portNotes = append(portNotes, "not in the file: only what ALL/ALL_CAS give it")
+			// The keywords that name a port of its type (partition_add_all), and
+			// SELF for the SM's port.
+			kw := map[check.NodeType]string{check.NodeRouter: "ALL/ALL_ROUTERS", check.NodeSwitch: "ALL/ALL_SWITCHES"}[t.Port.Type]
+			kw = cmp.Or(kw, "ALL/ALL_CAS")
+			if t.SM {
+				kw += " and SELF"
 			}
+			portNotes = append(portNotes, "not in the file: only what "+kw+" give it")
 		}
 		if r, ok := s.unknownType[t.Port.GUID]; ok {
 			portNotes = append(portNotes, "taken for a CA port: a router port gets "+strings.Join(stringsOf(r), " ")+" (--router)")
@@ -445,7 +506,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		}
 		for _, d := range t.Dropped {
 			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text(), p.Config.PosText(d.DecidedBy.Pos()),
-				note(fmt.Sprintf("DROPPED: the table holds %d entries", p.Options.TableSize)))
+				note(fmt.Sprintf("DROPPED: the table holds %d entries", t.Size)))
 		}
 	}
 	return tg.Render(w, f)

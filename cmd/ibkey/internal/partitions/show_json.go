@@ -152,7 +152,7 @@ func (s *show) partitionJSON(part *partconf.Partition) partitionJSON {
 func (s *show) portJSON(t *query.PortTable) portTableJSON {
 	p := s.p
 	pj := portTableJSON{PortGUID: t.Port.GUID.String(), Type: string(t.Port.Type), InFile: t.InFile, SM: t.SM,
-		TableSize: p.Options.TableSize, Entries: make([]tableEntryJSON, 0, len(t.Slots)), Dropped: []droppedJSON{}}
+		TableSize: t.Size, Entries: make([]tableEntryJSON, 0, len(t.Slots)), Dropped: []droppedJSON{}}
 	if name, ok := s.names[t.Port.GUID]; ok {
 		pj.NodeDesc = &name
 	}
