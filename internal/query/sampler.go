@@ -98,10 +98,10 @@ func NeedsFabricAccess(how string) string {
 }
 
 // SysfsCounters reads counters/NAME files. Ports whose counters/ directory is missing
-// (no PMA) and counters a device does not provide are Unavailable, with the reason.
+// (no PMA) are Unavailable, with the reason.
 type SysfsCounters struct {
 	Sys *ibverbs.Sysfs
-	// counters: per port, the names counters/ holds, or why it is absent.
+	// counters: per port, the names counters/ holds, or why it is absent (noPMA).
 	counters map[PortRef]ibverbs.Opt[[]string]
 	// otherLL: the ports whose link layer was read and is not InfiniBand (noPMA).
 	otherLL map[PortRef]bool
@@ -163,10 +163,11 @@ func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
 		return
 	}
 	for i, n := range names {
-		if known && !slices.Contains(have.Value, n) {
-			out[i] = Reading{Unavailable: "not provided by this device (no counters/" + n + ")", Absent: true}
-			continue
-		}
+		// A counters/ without one of the names is read all the same, and its read
+		// fails: every kernel's counters/ holds every PortCounters error counter
+		// (drivers/infiniband/core/sysfs.c: pma_attrs, pma_attrs_ext and
+		// pma_attrs_noietf each list all twelve), so a file missing there is a tree
+		// the kernel did not write as it is now, not a counter the device lacks.
 		if d := s.driver[port.Device]; notCounted[d][n] {
 			out[i] = Reading{Unavailable: "not counted by " + d + " (Omni-Path): its counters/" + n + " always reads 0", Absent: true}
 			continue

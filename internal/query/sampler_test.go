@@ -516,3 +516,36 @@ func TestHFI1CountersNotCounted(t *testing.T) {
 		t.Errorf("%d sysfs readings, want %d", seen, 2*len(ErrorCounters))
 	}
 }
+
+// TestSysfsMissingCounterFileNotRead: every kernel's counters/ holds all twelve
+// PortCounters error counters (drivers/infiniband/core/sysfs.c: pma_attrs,
+// pma_attrs_ext and pma_attrs_noietf each list them all), so a counters/ without one
+// of them is a tree the kernel did not write as it is now (a saved copy, a file that
+// went away): the counter is not read, never absent. Each counter in turn is removed
+// from a port whose other counters are read.
+func TestSysfsMissingCounterFileNotRead(t *testing.T) {
+	for _, missing := range ErrorCounters {
+		t.Run(missing, func(t *testing.T) {
+			f := newWatchFixture(t)
+			if err := os.Remove(filepath.Join(f.portDir("mlx5_0", 1), "counters", missing)); err != nil {
+				t.Fatal(err)
+			}
+			sample := f.sampler(Selector{Device: "mlx5_0", Port: 1, HasPort: true}).Take(true)
+			if len(sample.Ports) != 1 || sample.Ports[0].Err != "" {
+				t.Fatalf("ports: %+v", sample.Ports)
+			}
+			for i, c := range sample.Counters {
+				if c.Source.Name() != "sysfs" {
+					continue
+				}
+				r := sample.Ports[0].Readings[i]
+				switch {
+				case c.Name != missing && (r.Err != "" || r.Unavailable != ""):
+					t.Errorf("%s: %+v, want a reading", c.Name, r)
+				case c.Name == missing && (r.Absent || r.Err == "" && r.Unavailable == ""):
+					t.Errorf("%s without its file: %+v, want not read (an error, or n/a not absent)", c.Name, r)
+				}
+			}
+		})
+	}
+}
