@@ -229,14 +229,27 @@ func TestSamplerVanishedPort(t *testing.T) {
 	if c := counter(t, snap, p01, RcvConstraintErrors); c.Delta != 1 {
 		t.Errorf("other ports go on: %+v", c)
 	}
-	// It comes back: the delta is over the whole gap.
+	// It comes back, here with its device registered again: its counter restarted at
+	// 0 and counted 9, past the 5 read before it went away. 9-5 would be a delta too
+	// small given as exact; the reading is a new first one: no delta, the total a
+	// lower bound.
 	if err := os.Rename(saved, f.portDir("mlx5_0", 2)); err != nil {
 		t.Fatal(err)
 	}
 	f.set("mlx5_0", 2, RcvConstraintErrors, "9")
 	f.now = f.now.Add(time.Second)
-	if c := counter(t, tr.Add(s.Take(false)), p02, RcvConstraintErrors); c.Delta != 4 || c.Rate != 2 {
-		t.Errorf("port back: %+v", c)
+	if c := counter(t, tr.Add(s.Take(false)), p02, RcvConstraintErrors); c.Value != 9 || c.HasDelta || c.Reset || !c.TotalLowerBound {
+		t.Errorf("port back: %+v, want 9 with no delta and a total that is a lower bound", c)
+	}
+	// From there it counts as before.
+	f.set("mlx5_0", 2, RcvConstraintErrors, "12")
+	f.now = f.now.Add(time.Second)
+	if c := counter(t, tr.Add(s.Take(false)), p02, RcvConstraintErrors); !c.HasDelta || c.Delta != 3 || c.Rate != 3 || !c.TotalLowerBound {
+		t.Errorf("counting again: %+v", c)
+	}
+	// The other port, read throughout, kept its deltas.
+	if c := counter(t, tr.Add(s.Take(false)), p01, RcvConstraintErrors); !c.HasDelta || c.TotalLowerBound {
+		t.Errorf("mlx5_0/1: %+v", c)
 	}
 }
 

@@ -74,14 +74,15 @@ type CounterDelta struct {
 	Value       uint64
 	Err         string
 	Unavailable string
-	// HasDelta: Delta and Rate are known. False on the first reading, and while the
-	// counter stays saturated (the real count is unknown).
+	// HasDelta: Delta and Rate are known. False on the first reading, on the first
+	// after its port could not be read (Tracker.lost), and while the counter stays
+	// saturated (the real count is unknown).
 	HasDelta bool
 	Delta    uint64
 	Rate     float64 // per second, over the time since the previous good reading
 	// Since is when that previous reading was taken, with HasDelta: the previous
-	// sample's time, or earlier when the counter was not read in between (its port
-	// gone or not answering, a failed read, a counter the screen did not sample).
+	// sample's time, or earlier when the counter was not read in between (a failed
+	// read, a counter the screen did not sample).
 	Since time.Time
 	// Saturated: the counter is at its maximum (2^width-1). Error counters saturate
 	// rather than wrap (IBA 16.1.3.5: PortCounters error
@@ -116,6 +117,7 @@ func (t *Tracker) Add(s *Sample) *Snapshot {
 		pd := &snap.Ports[i]
 		pd.Ref, pd.Address, pd.State, pd.Err = ps.Ref, ps.Address, ps.State, ps.Err
 		if ps.Err != "" {
+			t.lost(ps.Ref)
 			continue
 		}
 		pd.Counters = make([]CounterDelta, len(s.Counters))
@@ -182,6 +184,22 @@ func (t *Tracker) observe(port PortRef, c Counter, r Reading, now time.Time) Cou
 	st.have, st.value, st.at, st.saturated = true, v, now, atMax
 	cd.Total, cd.TotalLowerBound = st.total, st.totalLow
 	return cd
+}
+
+// lost forgets the last value of each counter of port, which could not be read at
+// all: a local port that went away was unregistered with its device, and one over
+// the fabric that did not answer may have been restarted. Either may come back with
+// its counters reset, and counting past the last value before the next reading
+// (a software counter restarts at 0 with its device: rdma_rxe keeps bad_pkey_cntr
+// and qkey_viol_cntr in its port's attributes, rxe_recv.c set_bad_pkey_cntr), so a
+// delta from that value would be given as exact and be too small. The next reading
+// is a new first one: no delta, the total a lower bound.
+func (t *Tracker) lost(port PortRef) {
+	for k, st := range t.state {
+		if k.port == port {
+			st.have = false
+		}
+	}
 }
 
 // ResetBaseline restarts the totals from now. It never touches the
