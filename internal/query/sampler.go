@@ -101,8 +101,8 @@ func NeedsFabricAccess(how string) string {
 // (no PMA) are Unavailable, with the reason.
 type SysfsCounters struct {
 	Sys *ibverbs.Sysfs
-	// counters: per port, the names counters/ holds, or why it is absent (noPMA).
-	counters map[PortRef]ibverbs.Opt[[]string]
+	// counters: per port, whether it has counters/ (noPMA when not).
+	counters map[PortRef]bool
 	// otherLL: the ports whose link layer was read and is not InfiniBand (noPMA).
 	otherLL map[PortRef]bool
 	// driver: each device's driver, where device/driver names one (notCounted).
@@ -123,9 +123,9 @@ var notCounted = map[string]map[string]bool{
 // NewSysfsCounters returns a sysfs source that knows, from views, which counters each
 // port has.
 func NewSysfsCounters(sys *ibverbs.Sysfs, views []*PortView) *SysfsCounters {
-	s := &SysfsCounters{Sys: sys, counters: map[PortRef]ibverbs.Opt[[]string]{}, otherLL: map[PortRef]bool{}, driver: map[string]string{}}
+	s := &SysfsCounters{Sys: sys, counters: map[PortRef]bool{}, otherLL: map[PortRef]bool{}, driver: map[string]string{}}
 	for _, v := range views {
-		s.counters[v.Ref()] = v.Port.Counters
+		s.counters[v.Ref()] = v.Port.HasCounters
 		s.otherLL[v.Ref()] = v.LinkLayer() != "" && v.LinkLayer() != "InfiniBand"
 		if _, ok := s.driver[v.Port.Device]; !ok {
 			s.driver[v.Port.Device] = sys.Origin(v.Port.Device).Driver.Value
@@ -157,14 +157,13 @@ func (s *SysfsCounters) noPMA(port PortRef, absent, why string) Reading {
 }
 
 func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
-	have, known := s.counters[port]
-	if known && !have.OK() {
-		fill(out, s.noPMA(port, "no PMA counters", have.Missing))
+	if has, known := s.counters[port]; known && !has {
+		fill(out, s.noPMA(port, "no PMA counters", "counters/: does not exist"))
 		return
 	}
 	for i, n := range names {
-		// A counters/ without one of the names is read all the same, and its read
-		// fails: every kernel's counters/ holds every PortCounters error counter
+		// Each file is read, in a counters/ that cannot be read or that lacks it as
+		// in any other: every kernel's counters/ holds every PortCounters error counter
 		// (drivers/infiniband/core/sysfs.c: pma_attrs, pma_attrs_ext and
 		// pma_attrs_noietf each list all twelve), so a file missing there is a tree
 		// the kernel did not write as it is now, not a counter the device lacks.

@@ -562,3 +562,47 @@ func TestSysfsMissingCounterFileNotRead(t *testing.T) {
 		})
 	}
 }
+
+// TestSysfsCountersDirUnreadable: the kernel makes counters/ for a device with a PMA
+// and leaves it out otherwise (drivers/infiniband/core/sysfs.c setup_port), so only a
+// counters/ that is not there at all says "no PMA". One that is there and cannot be
+// read (here a link to itself) holds counters that were not read, on an Ethernet port
+// as on an InfiniBand one: never absent.
+func TestSysfsCountersDirUnreadable(t *testing.T) {
+	for _, ll := range []string{"InfiniBand", "Ethernet"} {
+		t.Run(ll, func(t *testing.T) {
+			h := fakesysfs.Host{Devices: []fakesysfs.Device{{Name: "mlx5_0", PCI: "0000:03:00.0", NodeType: "1: CA",
+				Ports: []fakesysfs.Port{{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LinkLayer: ll,
+					PKeys: fakesysfs.Table(1, "0xffff"), Counters: fakesysfs.IBCounters(nil)}}}}}
+			dir := t.TempDir()
+			if err := fakesysfs.Write(dir, h); err != nil {
+				t.Fatal(err)
+			}
+			counters := filepath.Join(dir, "class", "infiniband", "mlx5_0", "ports", "1", "counters")
+			if err := os.RemoveAll(counters); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("counters", counters); err != nil {
+				t.Fatal(err)
+			}
+			s, err := NewSampler(&Host{Sys: ibverbs.Open(dir)}, nil, time.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sample := s.Take(true)
+			n := 0
+			for i, c := range sample.Counters {
+				if c.Source.Name() != "sysfs" {
+					continue
+				}
+				n++
+				if r := sample.Ports[0].Readings[i]; r.Absent || r.Err == "" && r.Unavailable == "" {
+					t.Errorf("%s: %+v, want not read", c.Name, r)
+				}
+			}
+			if n != len(ErrorCounters) {
+				t.Errorf("%d sysfs counters, want %d", n, len(ErrorCounters))
+			}
+		})
+	}
+}
