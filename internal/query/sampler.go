@@ -48,6 +48,10 @@ type Reading struct {
 	// Source labels the source that answered when it is not the counter's own (a
 	// Preferred source that fell back); "" means Counter.Source.
 	Source string
+	// Restarted: Value is the first read from a device opened again after the one
+	// read before was lost (VerbsCounters): it may be a new device whose counters
+	// restarted, so no delta is known from an earlier value.
+	Restarted bool
 }
 
 // Counter is one counter the sampler reads.

@@ -152,6 +152,9 @@ func (t *Tracker) observe(port PortRef, c Counter, r Reading, now time.Time) Cou
 		st = &counterState{}
 		t.state[k] = st
 	}
+	if r.Restarted {
+		st.have = false // a device opened again: see Reading.Restarted
+	}
 	if st.unread != t.unread[port] {
 		// Its port could not be read at all since its last value: a local port that
 		// went away was unregistered with its device, one over the fabric that did
