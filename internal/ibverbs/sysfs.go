@@ -298,18 +298,22 @@ func (s *Sysfs) Device(name string) (*Device, error) {
 type Port struct {
 	Device    string
 	Num       int
-	State     Enum          // state (required): `4: ACTIVE`
-	PhysState Opt[Enum]     // phys_state: `5: LinkUp`
-	LID       Opt[uint16]   // lid: `0x1a`
-	SMLID     Opt[uint16]   // sm_lid
-	LMC       Opt[uint8]    // lid_mask_count (decimal)
-	SMSL      Opt[uint8]    // sm_sl (decimal)
-	CapMask   Opt[uint32]   // cap_mask: `0x%08x`
-	Rate      Opt[Rate]     // rate: `100 Gb/sec (4X EDR)`
-	LinkLayer Opt[string]   // link_layer: InfiniBand, Ethernet, Unknown
-	GID0      Opt[GID]      // gids/0
-	HasPKeys  bool          // pkeys exists, read or not (absent when the table length is 0, e.g. iWARP)
-	Counters  Opt[[]string] // names in counters/ (absent without a PMA)
+	State     Enum        // state (required): `4: ACTIVE`
+	PhysState Opt[Enum]   // phys_state: `5: LinkUp`
+	LID       Opt[uint16] // lid: `0x1a`
+	SMLID     Opt[uint16] // sm_lid
+	LMC       Opt[uint8]  // lid_mask_count (decimal)
+	SMSL      Opt[uint8]  // sm_sl (decimal)
+	CapMask   Opt[uint32] // cap_mask: `0x%08x`
+	Rate      Opt[Rate]   // rate: `100 Gb/sec (4X EDR)`
+	LinkLayer Opt[string] // link_layer: InfiniBand, Ethernet, Unknown
+	GID0      Opt[GID]    // gids/0
+	HasPKeys  bool        // pkeys exists, read or not (absent when the table length is 0, e.g. iWARP)
+	// HasCounters: counters exists, readable or not. The kernel makes it only for a
+	// device with a PMA (drivers/infiniband/core/sysfs.c setup_port), and always with
+	// every PortCounters error counter, so only a counters that is not there at all
+	// means none; one that cannot be read holds counters not read.
+	HasCounters bool
 }
 
 func parseU16Hex(s string) (uint16, error) { v, err := ParseHex(s, 16); return uint16(v), err }
@@ -340,23 +344,16 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 	// and is not a readable directory (a link loop, a dangling link, a file, a link
 	// out of the tree, refused with nothing of its target read: Open) is a table not
 	// read, which PKeys says with the reason.
-	pk := path.Join(pdir, "pkeys")
-	_, err = s.stat(pk)
-	p.HasPKeys = err == nil || !errors.Is(s.dangling(pk, err), fs.ErrNotExist)
-	p.Counters = s.listDir(path.Join(pdir, "counters"))
+	p.HasPKeys = s.exists(path.Join(pdir, "pkeys"))
+	p.HasCounters = s.exists(path.Join(pdir, "counters"))
 	return p, nil
 }
 
-func (s *Sysfs) listDir(p string) Opt[[]string] {
-	ents, err := s.readDir(p)
-	if err != nil {
-		return Opt[[]string]{Missing: path.Base(p) + "/: " + Describe(err)}
-	}
-	names := make([]string, 0, len(ents))
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return Opt[[]string]{Value: names}
+// exists: something is at p, readable or not; a link whose target is not there
+// (dangling) is something.
+func (s *Sysfs) exists(p string) bool {
+	_, err := s.stat(p)
+	return err == nil || !errors.Is(s.dangling(p, err), fs.ErrNotExist)
 }
 
 // PKeyEntry is one P_Key table entry, from ports/N/pkeys/I.

@@ -292,7 +292,6 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 		LinkLayer: ibverbs.Opt[string]{Value: "InfiniBand"},
 		HasPKeys:  tableLen > 0,
 	}
-	p.Counters.Missing = "counters are read with PMA PortCounters, not shown here"
 	v.Port = p
 	portGUID := ibverbs.Opt[uint64]{Value: n.info.PortGUID}
 

@@ -41,7 +41,7 @@ type MADPort struct {
 	PMALID uint16
 	NoPMA  string
 	// FollowLID: PMALID follows the LID PortInfo reports (a CA or router port, whose
-	// LID an SM may assign while the watch runs). Such a port's PMA answers only for
+	// LID an SM may assign, change or withdraw while the watch runs). Such a port's PMA answers only for
 	// the port a MAD arrives on, so while PortInfo says it is DOWN its PortCounters
 	// cannot be reached over the fabric at all (downPMA).
 	FollowLID bool
@@ -92,7 +92,8 @@ func (m *MADCounters) getPortInfo(ref PortRef, p MADPort) (mad.PortInfo, error) 
 	m.mu.Lock()
 	q := m.ports[ref]
 	q.Down = pi.PortState == mad.PortStateDown
-	if pi.LID != 0 && q.FollowLID {
+	if q.FollowLID {
+		// 0 too: a LID the port no longer has may be another port's by now.
 		q.PMALID = pi.LID
 	}
 	m.mu.Unlock()

@@ -280,3 +280,30 @@ func TestUsePortInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestMADCountersLIDWithdrawn: a CA port's PMA LID follows its PortInfo, also when
+// the LID goes away (a subnet manager restarting assigns LIDs anew, and until it
+// does the port reports 0): PortCounters are then n/a, needs a LID, and none is sent
+// to the LID the port had, which may by then be another port's.
+func TestMADCountersLIDWithdrawn(t *testing.T) {
+	f := &fakeFabric{lid: 4, rcvConstraint: 3}
+	fab := &Fabric{T: f, Via: "fake"}
+	s, err := NewFabricSampler(context.Background(), fab, []*PortView{fakeCAView(4, mad.DirectedRoute(1, 2))}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Take(false).Ports[0].Readings[0]; r.Value != 3 || r.Unavailable != "" || r.Err != "" || f.counters != 1 {
+		t.Fatalf("with LID 4: %+v, %d PortCounters", r, f.counters)
+	}
+	f.set(func(f *fakeFabric) { f.lid = 0 })
+	smp := s.Take(false)
+	for i, c := range smp.Counters {
+		r := smp.Ports[0].Readings[i]
+		if c.Source.Name() == SourcePortCounters && (!strings.Contains(r.Unavailable, "needs a LID") || r.Absent) {
+			t.Errorf("%s without a LID: %+v, want n/a, needs a LID (not read)", c.Name, r)
+		}
+	}
+	if f.counters != 1 {
+		t.Errorf("%d PortCounters sent, want none after the LID went away", f.counters-1)
+	}
+}

@@ -48,6 +48,10 @@ type Reading struct {
 	// Source labels the source that answered when it is not the counter's own (a
 	// Preferred source that fell back); "" means Counter.Source.
 	Source string
+	// Restarted: Value is the first read from a device opened again after the one
+	// read before was lost (VerbsCounters): it may be a new device whose counters
+	// restarted, so no delta is known from an earlier value.
+	Restarted bool
 }
 
 // Counter is one counter the sampler reads.
@@ -98,11 +102,11 @@ func NeedsFabricAccess(how string) string {
 }
 
 // SysfsCounters reads counters/NAME files. Ports whose counters/ directory is missing
-// (no PMA) and counters a device does not provide are Unavailable, with the reason.
+// (no PMA) are Unavailable, with the reason.
 type SysfsCounters struct {
 	Sys *ibverbs.Sysfs
-	// counters: per port, the names counters/ holds, or why it is absent.
-	counters map[PortRef]ibverbs.Opt[[]string]
+	// counters: per port, whether it has counters/ (noPMA when not).
+	counters map[PortRef]bool
 	// otherLL: the ports whose link layer was read and is not InfiniBand (noPMA).
 	otherLL map[PortRef]bool
 	// driver: each device's driver, where device/driver names one (notCounted).
@@ -123,9 +127,9 @@ var notCounted = map[string]map[string]bool{
 // NewSysfsCounters returns a sysfs source that knows, from views, which counters each
 // port has.
 func NewSysfsCounters(sys *ibverbs.Sysfs, views []*PortView) *SysfsCounters {
-	s := &SysfsCounters{Sys: sys, counters: map[PortRef]ibverbs.Opt[[]string]{}, otherLL: map[PortRef]bool{}, driver: map[string]string{}}
+	s := &SysfsCounters{Sys: sys, counters: map[PortRef]bool{}, otherLL: map[PortRef]bool{}, driver: map[string]string{}}
 	for _, v := range views {
-		s.counters[v.Ref()] = v.Port.Counters
+		s.counters[v.Ref()] = v.Port.HasCounters
 		s.otherLL[v.Ref()] = v.LinkLayer() != "" && v.LinkLayer() != "InfiniBand"
 		if _, ok := s.driver[v.Port.Device]; !ok {
 			s.driver[v.Port.Device] = sys.Origin(v.Port.Device).Driver.Value
@@ -157,16 +161,16 @@ func (s *SysfsCounters) noPMA(port PortRef, absent, why string) Reading {
 }
 
 func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
-	have, known := s.counters[port]
-	if known && !have.OK() {
-		fill(out, s.noPMA(port, "no PMA counters", have.Missing))
+	if has, known := s.counters[port]; known && !has {
+		fill(out, s.noPMA(port, "no PMA counters", "counters/: does not exist"))
 		return
 	}
 	for i, n := range names {
-		if known && !slices.Contains(have.Value, n) {
-			out[i] = Reading{Unavailable: "not provided by this device (no counters/" + n + ")", Absent: true}
-			continue
-		}
+		// Each file is read, in a counters/ that cannot be read or that lacks it as
+		// in any other: every kernel's counters/ holds every PortCounters error counter
+		// (drivers/infiniband/core/sysfs.c: pma_attrs, pma_attrs_ext and
+		// pma_attrs_noietf each list all twelve), so a file missing there is a tree
+		// the kernel did not write as it is now, not a counter the device lacks.
 		if d := s.driver[port.Device]; notCounted[d][n] {
 			out[i] = Reading{Unavailable: "not counted by " + d + " (Omni-Path): its counters/" + n + " always reads 0", Absent: true}
 			continue

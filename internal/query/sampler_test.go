@@ -229,14 +229,27 @@ func TestSamplerVanishedPort(t *testing.T) {
 	if c := counter(t, snap, p01, RcvConstraintErrors); c.Delta != 1 {
 		t.Errorf("other ports go on: %+v", c)
 	}
-	// It comes back: the delta is over the whole gap.
+	// It comes back, here with its device registered again: its counter restarted at
+	// 0 and counted 9, past the 5 read before it went away. 9-5 would be a delta too
+	// small given as exact; the reading is a new first one: no delta, the total a
+	// lower bound.
 	if err := os.Rename(saved, f.portDir("mlx5_0", 2)); err != nil {
 		t.Fatal(err)
 	}
 	f.set("mlx5_0", 2, RcvConstraintErrors, "9")
 	f.now = f.now.Add(time.Second)
-	if c := counter(t, tr.Add(s.Take(false)), p02, RcvConstraintErrors); c.Delta != 4 || c.Rate != 2 {
-		t.Errorf("port back: %+v", c)
+	if c := counter(t, tr.Add(s.Take(false)), p02, RcvConstraintErrors); c.Value != 9 || c.HasDelta || c.Reset || !c.TotalLowerBound {
+		t.Errorf("port back: %+v, want 9 with no delta and a total that is a lower bound", c)
+	}
+	// From there it counts as before.
+	f.set("mlx5_0", 2, RcvConstraintErrors, "12")
+	f.now = f.now.Add(time.Second)
+	if c := counter(t, tr.Add(s.Take(false)), p02, RcvConstraintErrors); !c.HasDelta || c.Delta != 3 || c.Rate != 3 || !c.TotalLowerBound {
+		t.Errorf("counting again: %+v", c)
+	}
+	// The other port, read throughout, kept its deltas.
+	if c := counter(t, tr.Add(s.Take(false)), p01, RcvConstraintErrors); !c.HasDelta || c.TotalLowerBound {
+		t.Errorf("mlx5_0/1: %+v", c)
 	}
 }
 
@@ -514,5 +527,82 @@ func TestHFI1CountersNotCounted(t *testing.T) {
 	}
 	if seen != 2*len(ErrorCounters) {
 		t.Errorf("%d sysfs readings, want %d", seen, 2*len(ErrorCounters))
+	}
+}
+
+// TestSysfsMissingCounterFileNotRead: every kernel's counters/ holds all twelve
+// PortCounters error counters (drivers/infiniband/core/sysfs.c: pma_attrs,
+// pma_attrs_ext and pma_attrs_noietf each list them all), so a counters/ without one
+// of them is a tree the kernel did not write as it is now (a saved copy, a file that
+// went away): the counter is not read, never absent. Each counter in turn is removed
+// from a port whose other counters are read.
+func TestSysfsMissingCounterFileNotRead(t *testing.T) {
+	for _, missing := range ErrorCounters {
+		t.Run(missing, func(t *testing.T) {
+			f := newWatchFixture(t)
+			if err := os.Remove(filepath.Join(f.portDir("mlx5_0", 1), "counters", missing)); err != nil {
+				t.Fatal(err)
+			}
+			sample := f.sampler(Selector{Device: "mlx5_0", Port: 1, HasPort: true}).Take(true)
+			if len(sample.Ports) != 1 || sample.Ports[0].Err != "" {
+				t.Fatalf("ports: %+v", sample.Ports)
+			}
+			for i, c := range sample.Counters {
+				if c.Source.Name() != "sysfs" {
+					continue
+				}
+				r := sample.Ports[0].Readings[i]
+				switch {
+				case c.Name != missing && (r.Err != "" || r.Unavailable != ""):
+					t.Errorf("%s: %+v, want a reading", c.Name, r)
+				case c.Name == missing && (r.Absent || r.Err == "" && r.Unavailable == ""):
+					t.Errorf("%s without its file: %+v, want not read (an error, or n/a not absent)", c.Name, r)
+				}
+			}
+		})
+	}
+}
+
+// TestSysfsCountersDirUnreadable: the kernel makes counters/ for a device with a PMA
+// and leaves it out otherwise (drivers/infiniband/core/sysfs.c setup_port), so only a
+// counters/ that is not there at all says "no PMA". One that is there and cannot be
+// read (here a link to itself) holds counters that were not read, on an Ethernet port
+// as on an InfiniBand one: never absent.
+func TestSysfsCountersDirUnreadable(t *testing.T) {
+	for _, ll := range []string{"InfiniBand", "Ethernet"} {
+		t.Run(ll, func(t *testing.T) {
+			h := fakesysfs.Host{Devices: []fakesysfs.Device{{Name: "mlx5_0", PCI: "0000:03:00.0", NodeType: "1: CA",
+				Ports: []fakesysfs.Port{{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LinkLayer: ll,
+					PKeys: fakesysfs.Table(1, "0xffff"), Counters: fakesysfs.IBCounters(nil)}}}}}
+			dir := t.TempDir()
+			if err := fakesysfs.Write(dir, h); err != nil {
+				t.Fatal(err)
+			}
+			counters := filepath.Join(dir, "class", "infiniband", "mlx5_0", "ports", "1", "counters")
+			if err := os.RemoveAll(counters); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("counters", counters); err != nil {
+				t.Fatal(err)
+			}
+			s, err := NewSampler(&Host{Sys: ibverbs.Open(dir)}, nil, time.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sample := s.Take(true)
+			n := 0
+			for i, c := range sample.Counters {
+				if c.Source.Name() != "sysfs" {
+					continue
+				}
+				n++
+				if r := sample.Ports[0].Readings[i]; r.Absent || r.Err == "" && r.Unavailable == "" {
+					t.Errorf("%s: %+v, want not read", c.Name, r)
+				}
+			}
+			if n != len(ErrorCounters) {
+				t.Errorf("%d sysfs counters, want %d", n, len(ErrorCounters))
+			}
+		})
 	}
 }

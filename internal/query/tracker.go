@@ -13,6 +13,9 @@ type Tracker struct {
 	Base time.Time
 	// last is the previous sample's time, for the interval.
 	last time.Time
+	// unread counts, per port, the samples in which it could not be read at all
+	// (lost).
+	unread map[PortRef]int
 }
 
 type trackKey struct {
@@ -27,9 +30,12 @@ type counterState struct {
 	saturated bool
 	total     uint64 // sum of deltas since the baseline
 	totalLow  bool   // total is a lower bound (counts lost to saturation)
+	unread    int    // the port's Tracker.unread when value was read
 }
 
-func NewTracker() *Tracker { return &Tracker{state: map[trackKey]*counterState{}} }
+func NewTracker() *Tracker {
+	return &Tracker{state: map[trackKey]*counterState{}, unread: map[PortRef]int{}}
+}
 
 // Snapshot is what a sample means given the ones before it.
 type Snapshot struct {
@@ -74,14 +80,15 @@ type CounterDelta struct {
 	Value       uint64
 	Err         string
 	Unavailable string
-	// HasDelta: Delta and Rate are known. False on the first reading, and while the
-	// counter stays saturated (the real count is unknown).
+	// HasDelta: Delta and Rate are known. False on the first reading, on the first
+	// after its port could not be read (it may come back reset), and while the counter stays
+	// saturated (the real count is unknown).
 	HasDelta bool
 	Delta    uint64
 	Rate     float64 // per second, over the time since the previous good reading
 	// Since is when that previous reading was taken, with HasDelta: the previous
-	// sample's time, or earlier when the counter was not read in between (its port
-	// gone or not answering, a failed read, a counter the screen did not sample).
+	// sample's time, or earlier when the counter was not read in between (a failed
+	// read, a counter the screen did not sample).
 	Since time.Time
 	// Saturated: the counter is at its maximum (2^width-1). Error counters saturate
 	// rather than wrap (IBA 16.1.3.5: PortCounters error
@@ -116,6 +123,7 @@ func (t *Tracker) Add(s *Sample) *Snapshot {
 		pd := &snap.Ports[i]
 		pd.Ref, pd.Address, pd.State, pd.Err = ps.Ref, ps.Address, ps.State, ps.Err
 		if ps.Err != "" {
+			t.unread[ps.Ref]++
 			continue
 		}
 		pd.Counters = make([]CounterDelta, len(s.Counters))
@@ -143,6 +151,19 @@ func (t *Tracker) observe(port PortRef, c Counter, r Reading, now time.Time) Cou
 	if st == nil {
 		st = &counterState{}
 		t.state[k] = st
+	}
+	if r.Restarted {
+		st.have = false // a device opened again: see Reading.Restarted
+	}
+	if st.unread != t.unread[port] {
+		// Its port could not be read at all since its last value: a local port that
+		// went away was unregistered with its device, one over the fabric that did
+		// not answer may have been restarting. Either may come back with its counters
+		// reset and counting past that value (a software counter restarts at 0 with
+		// its device: rdma_rxe keeps bad_pkey_cntr and qkey_viol_cntr in its port's
+		// attributes, rxe_recv.c set_bad_pkey_cntr), so a delta from it would be given
+		// as exact and be too small. This reading is a new first one.
+		st.have, st.unread = false, t.unread[port]
 	}
 	v := r.Value
 	cd.Value = v

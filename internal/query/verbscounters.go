@@ -78,6 +78,9 @@ type VerbsCounters struct {
 	// drivers are Driver's answers for the devices open (it reads sysfs): asked
 	// once per device, again after forget.
 	drivers map[string]deviceDriver
+	// reopened: per device forgotten, its ports read since; the first reading of
+	// each other port is Restarted.
+	reopened map[string]map[int]bool
 }
 
 type deviceDriver struct {
@@ -88,7 +91,7 @@ type deviceDriver struct {
 // NewVerbsCounters reads through lib; with a nil lib every counter is n/a with
 // openErr's reason (the error OpenVerbs returned).
 func NewVerbsCounters(lib VerbsLib, openErr error) *VerbsCounters {
-	v := &VerbsCounters{lib: lib, devs: map[string]VerbsDevice{}, drivers: map[string]deviceDriver{}}
+	v := &VerbsCounters{lib: lib, devs: map[string]VerbsDevice{}, drivers: map[string]deviceDriver{}, reopened: map[string]map[int]bool{}}
 	if lib == nil {
 		v.why = "verbs unavailable"
 		if openErr != nil {
@@ -200,15 +203,32 @@ func (v *VerbsCounters) device(name string) (VerbsDevice, string) {
 }
 
 // forget closes d, the device name was opened as, after a query failed as a removed
-// device's does: the next read opens the device again.
+// device's does: the next read opens the device again. The kernel unregistered the
+// device that context was of, and the one opened next may be a new one whose counters
+// restarted (rdma_rxe's, kept in its port's attributes: rxe_recv.c set_bad_pkey_cntr),
+// so the first reading from it is Restarted.
 func (v *VerbsCounters) forget(name string, d VerbsDevice) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.devs[name] == d {
 		delete(v.devs, name)
 		delete(v.drivers, name)
+		v.reopened[name] = map[int]bool{}
 		d.Close()
 	}
+}
+
+// restarted reports whether ref's device was forgotten since ref was last read:
+// its reading now is the first from the device opened again.
+func (v *VerbsCounters) restarted(ref PortRef) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	read, ok := v.reopened[ref.Device]
+	if !ok || read[ref.Port] {
+		return false
+	}
+	read[ref.Port] = true
+	return true
 }
 
 // driver is Driver's answer for device name, read once while the device is open.
@@ -242,11 +262,12 @@ func (v *VerbsCounters) Read(ref PortRef, names []string, out []Reading) {
 	if a.LinkLayer == 2 && v.Driver != nil {
 		driver, rnic = v.driver(ref.Device)
 	}
+	restarted := v.restarted(ref)
 	count := func(name string, n uint32) Reading {
 		if why, absent := verbsCounts(name, a, driver, rnic); why != "" {
 			return Reading{Unavailable: why, Absent: absent}
 		}
-		return Reading{Value: uint64(n)}
+		return Reading{Value: uint64(n), Restarted: restarted}
 	}
 	pick(names, out, "not a verbs counter", map[string]Reading{
 		PKeyViolations: count(PKeyViolations, a.BadPKeyCntr),

@@ -206,8 +206,8 @@ func TestRxeFixture(t *testing.T) {
 	if v.Table == nil || len(v.Table.Entries) != 1 || v.Table.Entries[0].PKey != 0xffff {
 		t.Errorf("table %+v, want one entry 0xffff", v.Table)
 	}
-	if _, err := os.Stat(filepath.Join(h.Sys.Root, "class", "infiniband", "rxe0", "ports", "1", "hw_counters")); v.Port.Counters.OK() || err != nil {
-		t.Errorf("counters %+v, hw_counters/ %v: rxe has only hw_counters/", v.Port.Counters, err)
+	if _, err := os.Stat(filepath.Join(h.Sys.Root, "class", "infiniband", "rxe0", "ports", "1", "hw_counters")); v.Port.HasCounters || err != nil {
+		t.Errorf("counters/ there, or hw_counters/ %v: rxe has only hw_counters/", err)
 	}
 	if rule, why := QKeyRuleOf(h.Sys, v); rule != check.QKeyRuleVerbatim || !strings.Contains(why, "dummy0") {
 		t.Errorf("QKeyRuleOf = %v (%s), want the verbatim rule", rule, why)
@@ -513,5 +513,60 @@ func TestHostMaxPKeys(t *testing.T) {
 	h.Label = "demo host"
 	if _, unread := h.MaxPKeys(devs); unread["rxe0"] != "max_pkeys not read: ibv_query_device asks the running kernel, and this is the demo host" {
 		t.Errorf("demo host: %q", unread["rxe0"])
+	}
+}
+
+// TestVerbsDeviceBackNoDelta: a device whose context was lost (a query failing as a
+// removed device's, EIO) is opened again; it may be a new device whose counters
+// restarted at 0 and counted past the last value read (here 5, then 9 after it came
+// back), so its first reading after is a new first one: no delta, the total a lower
+// bound. Then it counts as before.
+func TestVerbsDeviceBackNoDelta(t *testing.T) {
+	fv := newFakeVerbs()
+	fv.set("mlx4_0", 1, 5, 0)
+	fv.set("mlx4_0", 2, 5, 0)
+	v := NewVerbsCounters(fv, nil)
+	tr := NewTracker()
+	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	refs := []PortRef{{Device: "mlx4_0", Port: 1}, {Device: "mlx4_0", Port: 2}}
+	// take reads port 1 only when the device fails (a removed device's context
+	// fails for every port, and the first failure forgets it), else both.
+	take := func(ports int) []CounterDelta {
+		at = at.Add(time.Second)
+		s := &Sample{Time: at, Counters: []Counter{{Name: PKeyViolations, Source: v, Width: PortInfoViolationWidth}}}
+		for _, ref := range refs[:ports] {
+			ps := PortSample{Ref: ref, State: "ACTIVE", Readings: make([]Reading, 1)}
+			v.Read(ref, []string{PKeyViolations}, ps.Readings)
+			s.Ports = append(s.Ports, ps)
+		}
+		var out []CounterDelta
+		for _, p := range tr.Add(s).Ports {
+			out = append(out, p.Counters[0])
+		}
+		return out
+	}
+	for _, c := range take(2) {
+		if c.Value != 5 || c.HasDelta {
+			t.Fatalf("first: %+v", c)
+		}
+	}
+	fv.query["mlx4_0"] = &verbs.CallError{Call: "ibv_query_port mlx4_0/1", Errno: syscall.EIO}
+	if c := take(1)[0]; c.Err == "" {
+		t.Fatalf("removed device: %+v", c)
+	}
+	delete(fv.query, "mlx4_0")
+	fv.set("mlx4_0", 1, 9, 0)
+	fv.set("mlx4_0", 2, 9, 0)
+	for i, c := range take(2) {
+		if c.Value != 9 || c.HasDelta || c.Reset || !c.TotalLowerBound || fv.opened["mlx4_0"] != 2 {
+			t.Errorf("port %d back: %+v (opened %d), want 9 with no delta and a total that is a lower bound", i+1, c, fv.opened["mlx4_0"])
+		}
+	}
+	fv.set("mlx4_0", 1, 11, 0)
+	fv.set("mlx4_0", 2, 11, 0)
+	for i, c := range take(2) {
+		if !c.HasDelta || c.Delta != 2 {
+			t.Errorf("port %d counting again: %+v", i+1, c)
+		}
 	}
 }

@@ -395,38 +395,56 @@ func TestDrillDownRereadsTable(t *testing.T) {
 	}
 }
 
-// TestHistoryDeltaAfterAGap: a port that was not read for a sample (GONE,
-// NOREPLY) comes back with the change since it was last read, which covers more
-// than its row's interval: the history says over how long, instead of showing it
-// as one interval's delta.
+// TestHistoryDeltaAfterAGap: a counter whose read failed in a sample comes back
+// with the change since it was last read, which covers more than its row's
+// interval: the history says over how long, instead of showing it as one
+// interval's delta. A port that was not read at all (GONE, NOREPLY) may come back
+// reset (query.Tracker): its next row has no delta.
 func TestHistoryDeltaAfterAGap(t *testing.T) {
-	m := sized(New(Options{Interval: time.Second}), 120, 60)
-	for i := range 6 {
-		s := &query.Sample{Time: t0.Add(time.Duration(i) * time.Second), Counters: sets().Violations}
-		ps := query.PortSample{Ref: ref("mlx5_0", 1), State: "ACTIVE"}
-		if i == 3 {
-			ps = query.PortSample{Ref: ps.Ref, Err: "port went away (state file does not exist)"}
-		} else {
-			ps.Readings = []query.Reading{val(uint64(i)), val(0), na(), na()}
-		}
-		s.Ports = []query.PortSample{ps}
-		m, _ = step(t, m, sampleMsg{sample: s})
-	}
-	m, _ = step(t, m, keyMsg("enter"))
-	d := ansi.Strip(m.detail())
-	hist := d[strings.Index(d, "HISTORY"):strings.Index(d, "P_KEY TABLE")]
-	rows := 0
-	for _, l := range strings.Split(hist, "\n") {
-		if !strings.HasPrefix(l, "12:00:0") {
-			continue
-		}
-		rows++
-		gap := strings.HasPrefix(l, "12:00:04")
-		if gap != strings.Contains(l, "+2 in 2.0s") || gap != strings.Contains(l, " 0 in 2.0s") || !gap && strings.Contains(l, " in ") {
-			t.Errorf("row %q:\n%s", l, hist)
-		}
-	}
-	if rows != 5 {
-		t.Errorf("%d rows:\n%s", rows, hist)
+	for _, tc := range []struct {
+		name  string
+		gap   query.PortSample
+		delta bool
+	}{
+		{"read error", query.PortSample{State: "ACTIVE", Readings: []query.Reading{
+			{Err: "read failed: input/output error (EIO)"}, {Err: "read failed: input/output error (EIO)"}, na(), na()}}, true},
+		{"port gone", query.PortSample{Err: "port went away (state file does not exist)"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := sized(New(Options{Interval: time.Second}), 120, 60)
+			for i := range 6 {
+				s := &query.Sample{Time: t0.Add(time.Duration(i) * time.Second), Counters: sets().Violations}
+				ps := query.PortSample{Ref: ref("mlx5_0", 1), State: "ACTIVE"}
+				if i == 3 {
+					ps = tc.gap
+					ps.Ref = ref("mlx5_0", 1)
+				} else {
+					ps.Readings = []query.Reading{val(uint64(i)), val(0), na(), na()}
+				}
+				s.Ports = []query.PortSample{ps}
+				m, _ = step(t, m, sampleMsg{sample: s})
+			}
+			m, _ = step(t, m, keyMsg("enter"))
+			d := ansi.Strip(m.detail())
+			hist := d[strings.Index(d, "HISTORY"):strings.Index(d, "P_KEY TABLE")]
+			rows := 0
+			for _, l := range strings.Split(hist, "\n") {
+				if !strings.HasPrefix(l, "12:00:0") {
+					continue
+				}
+				rows++
+				after := strings.HasPrefix(l, "12:00:04")
+				gap := after && tc.delta
+				if gap != strings.Contains(l, "+2 in 2.0s") || gap != strings.Contains(l, " 0 in 2.0s") || !gap && strings.Contains(l, " in ") {
+					t.Errorf("row %q:\n%s", l, hist)
+				}
+				if after && !tc.delta && strings.Contains(l, "+") {
+					t.Errorf("row %q after the port came back has a delta:\n%s", l, hist)
+				}
+			}
+			if rows != 5 {
+				t.Errorf("%d rows:\n%s", rows, hist)
+			}
+		})
 	}
 }

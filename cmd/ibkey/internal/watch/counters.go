@@ -126,8 +126,10 @@ one object per sample per line (schemas/watch-counters.schema.json):
 A port read over the fabric (--lid, --dr) also has "node_desc" and "node_guid", its
 node's NodeDescription and NodeGUID; a local port has neither (device names it).
 "value" is null when the counter could not be read ("error") or is not available
-("unavailable"); "delta" and "rate" are null on the first sample and while a
-counter stays saturated. A watch may run until interrupted, so each sample says
+("unavailable"); "delta" and "rate" are null on the first sample, on a port's first
+after it was not read (GONE, NOREPLY: it may come back reset, and a delta from
+before would be too small), on a verbs counter's first after its device was lost
+and opened again (the same) and while a counter stays saturated. A watch may run until interrupted, so each sample says
 in-band what of it was not read, as 'ibkey pkeys' does ("incomplete", absent when
 everything asked for was read or does not exist): the devices and fabric addresses
 not watched (unread-device, unread-node), a port that went away or did not answer
