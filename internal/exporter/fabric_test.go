@@ -943,7 +943,7 @@ func TestPrefetchFollowsTheRule(t *testing.T) {
 		rule := map[query.PMAPort]bool{}
 		for _, r := range sweepRecords(f, nil) {
 			if r.noPMA.Unavailable == "" {
-				k := query.PMAPort{LID: r.pmaLID, Port: uint8(r.id.Port)}
+				k := query.PMAPort{LID: r.pmaLID, Port: uint8(r.id.Port), EndPort: r.pmaEnd}
 				rule[k] = true
 				if f.Node(r.id.Node).Port(r.id.Port).Error != "" {
 					noInfo[k] = true

@@ -104,7 +104,7 @@ func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []query.PMAPort {
 			continue
 		}
 		if pma := sweepPMA(n.isSwitch, pi.lid, switchLID[pi.at], pi.state == mad.PortStateDown); pma.NoPortCounters().Unavailable == "" {
-			out = append(out, query.PMAPort{LID: pma.PMALID, Port: uint8(pi.port)})
+			out = append(out, query.PMAPort{LID: pma.PMALID, Port: uint8(pi.port), EndPort: pma.FollowLID})
 		}
 	}
 	return out
@@ -241,7 +241,7 @@ func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []
 			r.readings[1] = r.readings[0]
 			continue
 		}
-		k := query.PMAPort{LID: r.pmaLID, Port: uint8(r.id.Port)}
+		k := query.PMAPort{LID: r.pmaLID, Port: uint8(r.id.Port), EndPort: r.pmaEnd}
 		if a, ok := got[k]; ok && r.id.Port <= 0xff {
 			fill(r, a)
 			continue

@@ -173,7 +173,7 @@ func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 		fill(out, no)
 		return
 	}
-	r := ReadPortCounters(m.ctx, m.fab.T, []PMAPort{{LID: p.PMALID, Port: p.Num}})[0]
+	r := ReadPortCounters(m.ctx, m.fab.T, []PMAPort{{LID: p.PMALID, Port: p.Num, EndPort: p.FollowLID}})[0]
 	if r.Err != nil {
 		fill(out, Reading{Err: m.fab.madError(m.ctx, nil, mad.LIDAddress(p.PMALID), fmt.Errorf("PortCounters of port %d: %w", p.Num, r.Err)).Error()})
 		return
@@ -220,6 +220,11 @@ func (p MADPort) NoPortCounters() Reading {
 type PMAPort struct {
 	LID  uint16
 	Port uint8
+	// EndPort: a CA's or router's port, at its own LID. Its PMA answers for the port
+	// the MAD arrives on, and may leave the reply's PortSelect 0: mlx5's kernel PMA
+	// does (drivers/infiniband/hw/mlx5/mad.c: mlx5_ib_process_mad zeroes the reply's
+	// data area and process_pma_cmd fills in only the counters).
+	EndPort bool
 }
 
 // PMAReading is one port's PortCounters, or why they were not read.
@@ -252,11 +257,15 @@ func (k PMAPort) Request() mad.Request {
 }
 
 // Reply decodes c, an exchanged k.Request(): the counters, or the call's error, or
-// that the reply answers for another port than the one asked (its PortSelect).
+// that the reply answers for another port than the one asked (its PortSelect; 0 from
+// an end port's PMA is the port it was asked at: EndPort).
 func (k PMAPort) Reply(c *mad.Call) (mad.PortCounters, error) {
 	pc, err := callResult(c, mad.ParsePortCounters)
 	if err != nil {
 		return mad.PortCounters{}, err
+	}
+	if k.EndPort && pc.PortSelect == 0 {
+		pc.PortSelect = k.Port
 	}
 	if pc.PortSelect != k.Port {
 		return mad.PortCounters{}, fmt.Errorf("PortCounters reply for port %d, asked for %d", pc.PortSelect, k.Port)

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"encoding/binary"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ type fakeFabric struct {
 	down                bool // PortInfo says DOWN
 	dropPMA             bool
 	otherPort           bool // PortCounters answer for the next port, not the one asked
+	zeroPortSelect      bool // PortCounters leave PortSelect 0 (mlx5's kernel PMA)
 	portInfos, counters int
 }
 
@@ -51,6 +53,9 @@ func (f *fakeFabric) Do(_ context.Context, req mad.Request) (*mad.Packet, error)
 		d[1] = req.Data[1] // PortSelect
 		if f.otherPort {
 			d[1]++
+		}
+		if f.zeroPortSelect {
+			d[1] = 0
 		}
 		d[17] = f.rcvConstraint
 		return &mad.Packet{Class: req.Class, Attr: req.Attr, Data: d}, nil
@@ -151,9 +156,6 @@ func TestMADCountersSaturate(t *testing.T) {
 	}
 }
 
-// TestMADCountersNoLID: a port reached by directed route without a LID has its
-// PortInfo counters, and the PortCounters ones n/a with the reason; once an SM gives
-// the port a LID, PortCounters are read.
 // TestReadPortCounters: the one PMA reader keeps the order of the ports asked, and a
 // reply that answers for another port than the PortSelect asked (a PMA ignoring it)
 // is an error, never that port's counters.
@@ -171,6 +173,36 @@ func TestReadPortCounters(t *testing.T) {
 	}
 }
 
+// TestReadPortCountersZeroPortSelect: mlx5's kernel PMA answers for the port the MAD
+// arrives on and leaves the reply's PortSelect 0 (mlx5_ib_process_mad zeroes the data
+// area, process_pma_cmd fills in only the counters). From an end port's PMA, at its
+// own LID, that is the port asked; from a switch's, whose ports share its LID, it is
+// not known to be, and stays an error.
+func TestReadPortCountersZeroPortSelect(t *testing.T) {
+	f := &fakeFabric{rcvConstraint: 5, zeroPortSelect: true}
+	got := ReadPortCounters(context.Background(), f, []PMAPort{{LID: 4, Port: 2, EndPort: true}, {LID: 2, Port: 7}})
+	if got[0].Err != nil || got[0].Counters.PortSelect != 2 || got[0].Counters.PortRcvConstraintErrors != 5 {
+		t.Errorf("an end port's reply with PortSelect 0: %+v", got[0])
+	}
+	if got[1].Err == nil || !strings.Contains(got[1].Err.Error(), "PortCounters reply for port 0, asked for 7") {
+		t.Errorf("a switch port's reply with PortSelect 0: %+v", got[1])
+	}
+	// watch counters --lid on a CA port reads it.
+	f.lid = 4
+	s, err := NewFabricSampler(context.Background(), &Fabric{T: f, Via: "fake"}, []*PortView{fakeCAView(4, mad.LIDAddress(4))}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := NewTracker().Add(s.Take(true))
+	i := slices.IndexFunc(snap.Counters, func(c Counter) bool { return c.Name == RcvConstraintErrors })
+	if i < 0 || snap.Ports[0].Err != "" || snap.Ports[0].Counters[i].Err != "" || snap.Ports[0].Counters[i].Value != 5 {
+		t.Errorf("watch counters --lid on a CA whose PMA leaves PortSelect 0: %+v", snap.Ports[0])
+	}
+}
+
+// TestMADCountersNoLID: a port reached by directed route without a LID has its
+// PortInfo counters, and the PortCounters ones n/a with the reason; once an SM gives
+// the port a LID, PortCounters are read.
 func TestMADCountersNoLID(t *testing.T) {
 	f := &fakeFabric{}
 	fab := &Fabric{T: f, Via: "fake"}
