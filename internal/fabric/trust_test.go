@@ -108,9 +108,11 @@ func TestCanTalkSubnets(t *testing.T) {
 	if v.Kind != check.VerdictYes {
 		t.Errorf("same subnet: %s %v", v.Kind, v.Reasons)
 	}
+	// Two SMs may manage the same default prefix (ee475e31): the tables' yes depends
+	// on it.
 	v = check.CanTalk(e("A", 0xfe80000000000000, 1), e("B", 0xfe80000000000000, 7))
-	if v.Kind != check.VerdictYes || len(v.Warnings) == 0 {
-		t.Errorf("same prefix, other SM LID: %s, warnings %v (want yes with a warning)", v.Kind, v.Warnings)
+	if v.Kind != check.VerdictUnknown || v.Kind.ExitCode() != 4 || !slices.ContainsFunc(v.NotChecked, func(n check.NotChecked) bool { return n.Cause == check.NotCheckedSubnet }) {
+		t.Errorf("same prefix, other SM LID: %s, not checked %v (want unknown on the subnet)", v.Kind, v.NotChecked)
 	}
 	down := e("B", 0xfe80000000000000, 1)
 	down.State = check.StateDown
