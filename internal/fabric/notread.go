@@ -143,6 +143,31 @@ func (f *Fabric) NotRead(tables bool) []NotChecked {
 	return slices.Concat(sweep, links, unprobed, nodes, infos, failed, noTables)
 }
 
+// peerNotRead says why the port cabled to port p of n was not read although p's link
+// may be up: its PortState is INIT, ARMED or ACTIVE, or was not read (IBA 14.2.5.6: a
+// port past DOWN has a physical link), and the sweep names no peer for it. "" when its
+// peer is known, it has no link (DOWN, or a switch's port 0), or it is a CA port that
+// no route of the subnet arrived on (its table's NotReadPrefix reason: the sweep found
+// its link leads out of the subnet, sweep_ports.go in internal/query).
+//
+// The sweep probes every port whose link is up, so a sweep leaves such a port only
+// when the probe got no answer (PeerError, with an Unreachable link) or was not sent
+// (PortInfo not read; a switch at 63 hops); a fabric file written otherwise may leave
+// any peer null.
+func peerNotRead(n *Node, p *Port) string {
+	switch {
+	case p.Peer != nil || p.State == check.StateDown || n.Type == check.NodeSwitch && p.Num == 0:
+		return ""
+	case p.PeerError != "":
+		return "the node behind it did not answer: " + p.PeerError
+	case p.Error != "" || p.State == "":
+		return "its PortInfo was not read, so whether its link is up is not known"
+	case n.Type != check.NodeSwitch && strings.HasPrefix(p.PKeysError, NotReadPrefix):
+		return ""
+	}
+	return "the port is " + p.State + ", but the sweep names no port cabled to it"
+}
+
 // MissedLinks reports whether the sweep may have missed nodes: it stopped early, or a
 // link did not answer or was not probed (NotRead lists them). A node or link not in
 // such a sweep is not read, not gone.
