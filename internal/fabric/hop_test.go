@@ -3,6 +3,7 @@ package fabric
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,5 +168,45 @@ func TestPeerNotReadOnlyWhereALinkMayBeUp(t *testing.T) {
 	}
 	if _, ok := testFabric().CheckHop(check.PortID{Node: 0x50, Port: 0}, 0x0001); ok {
 		t.Error("a switch's port 0 has no cable: nothing to check")
+	}
+}
+
+// TestPeerNotReadAudited: the audit (and every command answering from a sweep,
+// through NotRead) says a link up whose far end the fabric file does not name was not
+// read: a not-read finding naming the port, and the audit is incomplete (exit 4),
+// where the switch-port rules (hca-key-not-on-switch, enforcement-off) could not run.
+// Generated over every CA port with a link of the committed sweeps; until wave 29
+// the audit said nothing and was complete.
+func TestPeerNotReadAudited(t *testing.T) {
+	for _, file := range []string{"small.json", "small-changed-enforcing.json"} {
+		orig := readSmallFabric(t, file)
+		for _, nc := range orig.NotRead(true) {
+			t.Fatalf("%s: not read %+v before the edit", file, nc)
+		}
+		for _, id := range caPortsUp(orig) {
+			f := readSmallFabric(t, file)
+			sw := *f.Port(id).Peer
+			f.Port(id).Peer, f.Port(sw).Peer = nil, nil
+			res := AuditFabric(f, AuditOptions{})
+			var items []string
+			for _, nc := range res.NotChecked {
+				if nc.What == NotReadPeer {
+					items = append(items, f.Label(nc.Port.PortID))
+				}
+			}
+			found := false
+			for _, fd := range res.Findings {
+				found = found || fd.Rule == RuleNotRead && fd.Ports[0].PortID == id && strings.Contains(fd.Message, "far end of the link at "+f.Label(id)+" was not read")
+			}
+			want := []string{f.Label(sw), f.Label(id)} // both ends of the link left out
+			slices.Sort(items)
+			slices.Sort(want)
+			if !res.Incomplete() || !found || !slices.Equal(items, want) {
+				t.Errorf("%s %s: incomplete %v, finding %v, far ends not read %v; want %v", file, f.Label(id), res.Incomplete(), found, items, want)
+			}
+			if !f.MissedLinks() {
+				t.Errorf("%s %s: a node only behind that link would be missing, not gone", file, f.Label(id))
+			}
+		}
 	}
 }
