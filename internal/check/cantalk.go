@@ -229,7 +229,8 @@ type SharedPartition struct {
 	// Switch: in a known fabric, what the switch ports cabled to the ends do with a
 	// partition that Works, the worse of both ends and both ways (checkHops):
 	// HopDrops, it does not work on that path; HopUnknown, it was not checked there
-	// (a switch port's table or enforcement bits not read). HopPasses when the fabric
+	// (a switch port's table or enforcement bits not read, or the port cabled to an
+	// end not read). HopPasses when the fabric
 	// is not known or the partition does not work.
 	Switch HopResult
 	// Links: a link between switches drops it, which the route may cross
@@ -397,7 +398,7 @@ const (
 	// partition the ends share may be in one of them.
 	NotCheckedEntries NotCheckedCause = iota + 1
 	// NotCheckedSwitchTable: the P_Key table of the switch port facing an end was not
-	// read (HopCheck.TableRead false).
+	// read (HopCheck.TableRead false), or not even that port (HopCheck.PeerNotRead).
 	NotCheckedSwitchTable
 	// NotCheckedSwitchEnforcement: the switch port facing an end lacks the key and its
 	// enforcement bits (PortInfo PartitionEnforcementInbound/Outbound) were not read.

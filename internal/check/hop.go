@@ -24,7 +24,8 @@ type HopResult uint8
 const (
 	// HopPasses: the switch port holds the key, or does not enforce in that direction.
 	HopPasses HopResult = iota
-	// HopUnknown: the switch port's table or enforcement bits were not read.
+	// HopUnknown: the switch port's table or enforcement bits were not read, or the port
+	// cabled to the end was not read at all (HopCheck.PeerNotRead).
 	HopUnknown
 	// HopDrops: the switch port enforces in that direction and lacks the key.
 	HopDrops
@@ -38,6 +39,11 @@ func (r HopResult) String() string {
 type HopCheck struct {
 	End, Switch PortID
 	Key         PartitionKey
+	// PeerNotRead says why the port cabled to End was not read although End's link
+	// may be up (PeerNotReadHop): Switch is then not known (zero) and both ways are
+	// HopUnknown, since a switch port there may enforce partitions and lack Key. ""
+	// when Switch was found.
+	PeerNotRead string
 	// TableRead: the switch port's P_Key table was read; OnSwitch: it holds Key.
 	TableRead, OnSwitch bool
 	// Enforcement as read from the switch port's PortInfo; nil when not read.
@@ -82,9 +88,19 @@ func JudgeHop(end, sw PortID, key PartitionKey, table []PKey, enf *Enforcement) 
 	return h
 }
 
+// PeerNotReadHop is the hop at end when the port cabled to it was not read (why): the
+// far end of a link that is up (PortState INIT, ARMED or ACTIVE, IBA 14.2.5.6) may be a
+// switch port that enforces partitions and lacks key, so neither way is known to pass.
+func PeerNotReadHop(end PortID, key PartitionKey, why string) HopCheck {
+	return HopCheck{End: end, Key: key, PeerNotRead: why, FromEnd: HopUnknown, ToEnd: HopUnknown}
+}
+
 // Sentence says what the hop does with the key's packets, for reasons and findings.
 func (h HopCheck) Sentence(f HopFabric) string {
 	key := h.Key.String()
+	if h.PeerNotRead != "" {
+		return fmt.Sprintf("the far end of the link at %s was not read (%s): whether a switch port there passes partition %s is not known", f.Label(h.End), h.PeerNotRead, key)
+	}
 	sw, end := f.Label(h.Switch), f.Label(h.End)
 	switch {
 	case h.TableRead && h.OnSwitch:

@@ -13,6 +13,8 @@ type hopFabric struct {
 	enf   *Enforcement
 	// links: partitions dropped on a link between switches (BetweenSwitches).
 	links map[PartitionKey]string
+	// peerNotRead: the port cabled to every end was not read, and why.
+	peerNotRead string
 }
 
 func (f hopFabric) BetweenSwitches(key PartitionKey) []string {
@@ -23,6 +25,9 @@ func (f hopFabric) BetweenSwitches(key PartitionKey) []string {
 }
 
 func (f hopFabric) CheckHop(end PortID, key PartitionKey) (HopCheck, bool) {
+	if f.peerNotRead != "" {
+		return PeerNotReadHop(end, key, f.peerNotRead), true
+	}
 	sw := PortID{Node: 0x100, Port: end.Port}
 	return JudgeHop(end, sw, key, f.table, f.enf), true
 }
@@ -47,6 +52,8 @@ func TestVerdictNotCheckedCause(t *testing.T) {
 		{"end entries", unreadEnd, port("b", 0x0001), []NotCheckedCause{NotCheckedEntries}},
 		{"switch table", at(port("a", 0x8001), 1, hopFabric{}), port("b", 0x8001), []NotCheckedCause{NotCheckedSwitchTable}},
 		{"switch enforcement", at(port("a", 0x8001), 1, hopFabric{table: []PKey{0xffff}}), port("b", 0x8001), []NotCheckedCause{NotCheckedSwitchEnforcement}},
+		// Not even the port facing the end was read: its table was not either.
+		{"far end not read", at(port("a", 0x8001), 1, hopFabric{peerNotRead: "the port is ACTIVE"}), port("b", 0x8001), []NotCheckedCause{NotCheckedSwitchTable}},
 		{"both ends' switches", at(port("a", 0x8001), 1, hopFabric{}), at(port("b", 0x8001), 2, hopFabric{table: []PKey{0xffff}}),
 			[]NotCheckedCause{NotCheckedSwitchTable, NotCheckedSwitchEnforcement}},
 		// The ends' switch ports pass it, and a link between switches that the route

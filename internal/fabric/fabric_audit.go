@@ -166,6 +166,8 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 			warn(RuleSweepIncomplete, nil, nc.finding, "run the sweep again with a longer timeout")
 		case NotReadLink:
 			warn(RuleNotRead, nil, nc.finding, "check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", id)
+		case NotReadPeer:
+			warn(RuleNotRead, nil, nc.finding, "sweep again (fabric discover, or fabric check on the live fabric): a sweep reads the far end of every link that is up; if it does not answer, check the link and the node behind it (ibportstate, the node's SMA)", id)
 		case NotReadUnprobed:
 			warn(RuleNotRead, nil, nc.finding, "sweep again from a port fewer hops away from that switch (a directed route holds at most 63 hops)", id)
 		case NotReadNode:

@@ -12,11 +12,23 @@ import (
 // with Endpoint.Fabric), so the two cannot disagree.
 
 // CheckHop applies the switch-port rule to key at the switch port cabled to end. ok is
-// false when end is not cabled to a switch port (back to back, or not in the fabric)
-// or that switch has no partition enforcement (Node.NoEnforcementCap): nothing to check.
+// false when end is not cabled to a switch port (back to back, no link, or not in the
+// fabric) or that switch has no partition enforcement (Node.NoEnforcementCap): nothing
+// to check. A link that may be up whose far end was not read (peerNotRead) is a hop
+// not checked (check.PeerNotReadHop), not nothing.
 func (f *Fabric) CheckHop(end check.PortID, key check.PartitionKey) (h check.HopCheck, ok bool) {
-	p := f.Port(end)
-	if p == nil || p.Peer == nil {
+	n := f.Node(end.Node)
+	if n == nil {
+		return check.HopCheck{}, false
+	}
+	p := n.Port(end.Port)
+	if p == nil {
+		return check.HopCheck{}, false
+	}
+	if p.Peer == nil {
+		if why := peerNotRead(n, p); why != "" {
+			return check.PeerNotReadHop(end, key, why), true
+		}
 		return check.HopCheck{}, false
 	}
 	if n := f.Node(p.Peer.Node); n == nil || n.Type != check.NodeSwitch || n.NoEnforcementCap() {

@@ -38,6 +38,9 @@ const (
 	NotReadLink = "link"
 	// NotReadUnprobed: a cabled port of a switch at 63 hops that no route probed.
 	NotReadUnprobed = "unprobed link"
+	// NotReadPeer: any other port whose link is up and whose far end the sweep does
+	// not name (peerNotRead), as a fabric file may leave it (peer null).
+	NotReadPeer = "far end"
 	// NotReadNode: a read of a node as a whole that failed (Node.Errors).
 	NotReadNode = "node"
 	// NotReadPortInfo: a PortInfo read that failed (Port.Error).
@@ -51,7 +54,8 @@ const (
 
 // NotRead lists what f did not read that an answer from it needs, and why, in this
 // order: the sweep stopped early, links whose far end did not answer, links past the
-// 63 hops a directed route holds, node reads, PortInfo reads, P_Key tables. tables:
+// 63 hops a directed route holds, other links up whose far end the sweep does not
+// name, node reads, PortInfo reads, P_Key tables. tables:
 // the answer needs the P_Key tables, so tables a sweep made without them (--no-tables)
 // are listed too. Empty exactly when the answer rests on nothing unread.
 //
@@ -62,7 +66,7 @@ const (
 // answer or was not probed) one of which may lead there. A port whose PortInfo was not
 // read is listed once, as that read: its table only when reading the table failed too.
 func (f *Fabric) NotRead(tables bool) []NotChecked {
-	var sweep, links, unprobed, nodes, infos, failed, noTables []NotChecked
+	var sweep, links, unprobed, peers, nodes, infos, failed, noTables []NotChecked
 	item := func(kind NotCheckedKind, what string, id check.PortID, reason, example, finding string) NotChecked {
 		return NotChecked{Port: f.FindingPort(id), Kind: kind, What: what, Reason: reason, example: example, finding: finding, hides: kind == PartialSweep}
 	}
@@ -76,7 +80,12 @@ func (f *Fabric) NotRead(tables bool) []NotChecked {
 			fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error),
 			fmt.Sprintf("the node behind %s (DR path %s) did not answer: %s", f.Label(u.From), u.Path, u.Error)))
 	}
+	unanswered := map[check.PortID]bool{}
+	for _, u := range f.Unreachable {
+		unanswered[u.From] = true
+	}
 	for _, n := range f.Nodes {
+		unprobedSwitch := false
 		for _, e := range n.Errors {
 			if !strings.HasPrefix(e, NotProbedPrefix) {
 				id := check.PortID{Node: n.GUID}
@@ -87,6 +96,7 @@ func (f *Fabric) NotRead(tables bool) []NotChecked {
 			if n.Type != check.NodeSwitch {
 				continue // a CA is probed only through the port it was found by
 			}
+			unprobedSwitch = true
 			for _, p := range n.Ports {
 				if p.Num > 0 && p.Peer == nil && p.Error == "" && p.State != check.StateDown {
 					id := check.PortID{Node: n.GUID, Port: p.Num}
@@ -97,10 +107,16 @@ func (f *Fabric) NotRead(tables bool) []NotChecked {
 			}
 		}
 		for _, p := range n.Ports {
+			id := check.PortID{Node: n.GUID, Port: p.Num}
+			// A link up whose far end the sweep does not name, but as listed above
+			// (no answer, not probed) or as its PortInfo (below).
+			if why := peerNotRead(n, p); why != "" && p.Error == "" && !unanswered[id] && !unprobedSwitch && f.InSubnet(id) {
+				peers = append(peers, item(PartialSweep, NotReadPeer, id, why, f.Label(id)+": "+why,
+					fmt.Sprintf("the far end of the link at %s was not read (%s): the port cabled there is not checked (if it is a switch port that enforces partitions, it drops the partitions its table lacks), nor nodes only behind it", f.Label(id), why)))
+			}
 			if p.Error == "" {
 				continue
 			}
-			id := check.PortID{Node: n.GUID, Port: p.Num}
 			why := p.Error
 			// The sweep probes a port's link only when its PortInfo says it is up.
 			notProbed := p.Peer == nil && (n.Type == check.NodeSwitch && p.Num > 0 || id == f.Local)
@@ -113,7 +129,7 @@ func (f *Fabric) NotRead(tables bool) []NotChecked {
 		}
 	}
 	// hidden: the sweep missed links, so a port no route arrived on may be behind one.
-	hidden := slices.ContainsFunc(slices.Concat(sweep, links, unprobed, infos), func(nc NotChecked) bool { return nc.hides })
+	hidden := slices.ContainsFunc(slices.Concat(sweep, links, unprobed, peers, infos), func(nc NotChecked) bool { return nc.hides })
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			id := check.PortID{Node: n.GUID, Port: p.Num}
@@ -140,7 +156,32 @@ func (f *Fabric) NotRead(tables bool) []NotChecked {
 			}
 		}
 	}
-	return slices.Concat(sweep, links, unprobed, nodes, infos, failed, noTables)
+	return slices.Concat(sweep, links, unprobed, peers, nodes, infos, failed, noTables)
+}
+
+// peerNotRead says why the port cabled to port p of n was not read although p's link
+// may be up: its PortState is INIT, ARMED or ACTIVE, or was not read (IBA 14.2.5.6: a
+// port past DOWN has a physical link), and the sweep names no peer for it. "" when its
+// peer is known, it has no link (DOWN, or a switch's port 0), or it is a CA port that
+// no route of the subnet arrived on (its table's NotReadPrefix reason: the sweep found
+// its link leads out of the subnet, sweep_ports.go in internal/query).
+//
+// The sweep probes every port whose link is up, so a sweep leaves such a port only
+// when the probe got no answer (PeerError, with an Unreachable link) or was not sent
+// (PortInfo not read; a switch at 63 hops); a fabric file written otherwise may leave
+// any peer null.
+func peerNotRead(n *Node, p *Port) string {
+	switch {
+	case p.Peer != nil || p.State == check.StateDown || n.Type == check.NodeSwitch && p.Num == 0:
+		return ""
+	case p.PeerError != "":
+		return "the node behind it did not answer: " + p.PeerError
+	case p.Error != "" || p.State == "":
+		return "its PortInfo was not read, so whether its link is up is not known"
+	case n.Type != check.NodeSwitch && strings.HasPrefix(p.PKeysError, NotReadPrefix):
+		return ""
+	}
+	return "the port is " + p.State + ", but the sweep names no port cabled to it"
 }
 
 // MissedLinks reports whether the sweep may have missed nodes: it stopped early, or a
@@ -157,6 +198,7 @@ func (f *Fabric) MissedLinks() bool {
 var notReadLine = map[string]struct{ one, many, rest, sep string }{
 	NotReadLink:     {"link", "links", " with no answer from the far end (the nodes behind them are missing)", "; "},
 	NotReadUnprobed: {"link", "links", " past the 63 hops a directed route holds, not probed (the nodes behind them are missing)", ", "},
+	NotReadPeer:     {"link", "links", " up whose far end was not read (the port cabled there is not checked, nor nodes only behind it)", "; "},
 	NotReadNode:     {"node attribute read", "node attribute reads", " failed", "; "},
 	NotReadPortInfo: {"PortInfo read", "PortInfo reads", " failed", "; "},
 	NotReadTable:    {"P_Key table", "P_Key tables", " not read", "; "},

@@ -79,8 +79,29 @@ func TestNotRead(t *testing.T) {
 		{"a switch port without PortInfo: its link was not probed", func(f *Fabric) {
 			p := f.Port(check.PortID{Node: 0x50, Port: 3})
 			p.Error, p.State, p.PhysState, p.Peer, p.PKeys = "PortInfo: no reply", "", "", nil, nil
-			f.Node(0x60).Ports[1].Peer = nil
+			f.Nodes = slicesDelete(f.Nodes, 0x60) // reached only through S[3]
 		}, true, "PortInfo S[3]"},
+		// A fabric file that names no peer for a port whose link is up (peer null):
+		// the far end was not read, on each end of the link the file left out.
+		{"a link up whose far end is not named", func(f *Fabric) {
+			f.Port(a1).Peer, f.Port(s1).Peer = nil, nil
+		}, false, "far end S[1]\nfar end HcaA[1]"},
+		{"the same, INIT", func(f *Fabric) {
+			f.Port(a1).Peer, f.Port(s1).Peer = nil, nil
+			f.Port(a1).State, f.Port(s1).State = check.StateInit, check.StateInit
+		}, false, "far end S[1]\nfar end HcaA[1]"},
+		{"the same, DOWN: no link, no far end", func(f *Fabric) {
+			f.Port(a1).Peer, f.Port(s1).Peer = nil, nil
+			f.Port(a1).State, f.Port(s1).State = check.StateDown, check.StateDown
+		}, false, ""},
+		{"a far end that did not answer is listed once, as the link", func(f *Fabric) {
+			f.Port(a1).Peer, f.Port(a1).PeerError = nil, "no reply to NodeInfo after 4 attempt(s)"
+			f.Unreachable = []Unreachable{{From: a1, Path: "0", Error: "no reply to NodeInfo after 4 attempt(s)"}}
+			f.Nodes = slicesDelete(slicesDelete(slicesDelete(f.Nodes, 0x50), 0x60), 0xb0)
+		}, false, "link HcaA[1]"},
+		{"a peer error without its link (a file written otherwise)", func(f *Fabric) {
+			f.Port(a1).Peer, f.Port(a1).PeerError, f.Port(s1).Peer = nil, "no reply", nil
+		}, false, "far end S[1]\nfar end HcaA[1]"},
 		{"'not read:' on a cabled port is a gap: a link of the sweep reaches it", func(f *Fabric) {
 			f.Port(a1).PKeys, f.Port(a1).PKeysError = nil, NotReadPrefix+"skipped"
 		}, true, "P_Key table HcaA[1]"},
@@ -171,13 +192,14 @@ func TestDiffPartial(t *testing.T) {
 			t.Errorf("A missed T: %s %s", c.Rule, c.Message)
 		}
 	}
-	// Complete sweeps: T is gone.
+	// Complete sweeps: T is gone, and S[3]'s link with it (a link up whose far end
+	// the sweep does not name would be a link not read).
 	c := testFabric()
 	c.Nodes = slicesDelete(c.Nodes, 0x60)
-	c.Port(s3).Peer = nil
+	c.Port(s3).Peer, c.Port(s3).State = nil, check.StateDown
 	c.Normalize()
-	if d := Diff(a, c); len(d) != 2 || d[0].Rule != ChangeLinkRemoved || d[1].Rule != ChangeNodeRemoved {
-		t.Errorf("complete sweeps: %v, want T and its link gone", d)
+	if d := Diff(a, c); len(d) != 3 || d[0].Rule != ChangeLinkRemoved || d[1].Rule != ChangePort || d[2].Rule != ChangeNodeRemoved {
+		t.Errorf("complete sweeps: %v, want T and its link gone, S[3] DOWN", d)
 	}
 }
 

@@ -3,6 +3,7 @@ package cantalk
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -384,5 +385,105 @@ func TestSharedCompleteBesideKeyZero(t *testing.T) {
 		if doc.Complete != tc.complete {
 			t.Errorf("%s: shared_partitions_complete %v, want %v", tc.key, doc.Complete, tc.complete)
 		}
+	}
+}
+
+// TestCanTalkPeerNotRead: a CA port whose link is up (ACTIVE) and whose far end the
+// fabric file does not name (peer null, on it and on the switch port that faced it)
+// faces a switch port that was not read: it may enforce partitions and lack the key.
+// A yes becomes UNKNOWN (exit 4; JSON verdict unknown, incomplete unread-table naming
+// the port, a hop whose switch_port is null), and a no stays a no (exit 1). Generated
+// over every CA port with a link of small.json, against every other one, as the port
+// and as a QP on it using each of its keys (pkey=). Until wave 29 the yes stood: the
+// switch-port check found "nothing to check" there.
+func TestCanTalkPeerNotRead(t *testing.T) {
+	b, err := os.ReadFile(smallFabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := func() *fabric.Fabric {
+		f, err := fabric.DecodeFabric(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	type end struct {
+		id    check.PortID
+		specs []string // the port, then a QP on it using each valid key
+	}
+	var ends []end
+	orig := decode()
+	for _, n := range orig.Nodes {
+		for _, p := range n.Ports {
+			if n.Type == check.NodeSwitch || p.State == check.StateDown || p.Peer == nil {
+				continue
+			}
+			e := end{id: check.PortID{Node: n.GUID, Port: p.Num}, specs: []string{fmt.Sprintf("node=%s,port=%d", n.Description, p.Num)}}
+			for _, k := range p.PKeys {
+				if k.Valid() {
+					e.specs = append(e.specs, fmt.Sprintf("%s,pkey=%s", e.specs[0], k))
+				}
+			}
+			ends = append(ends, e)
+		}
+	}
+	var yes, no int
+	for _, x := range ends {
+		f := decode()
+		p := f.Port(x.id)
+		p.Peer, f.Port(*p.Peer).Peer = nil, nil // the file names both ends of a link or neither
+		var buf bytes.Buffer
+		if err := fabric.EncodeFabric(&buf, f); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "fabric.json")
+		if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		label := f.Label(x.id)
+		for _, y := range ends {
+			if y.id == x.id {
+				continue
+			}
+			for _, spec := range x.specs {
+				args := []string{"can-talk", spec, y.specs[0], "-o", "plain"}
+				before := cmdtest.Run(t, root, false, nil, append([]string{"--fabric-file", smallFabric}, args...)...)
+				switch before.Code {
+				case 0:
+					yes++
+					r := cmdtest.Run(t, root, false, nil, "--fabric-file", file, "can-talk", spec, y.specs[0], "-o", "json")
+					type hop struct {
+						End    check.PortID
+						Switch *check.PortID `json:"switch_port"`
+					}
+					type item struct{ Kind, Message string }
+					var doc struct {
+						Verdict    string
+						Incomplete []item
+						Hops       []hop
+					}
+					if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+						t.Fatalf("%s: exit %d: %v\n%s", args, r.Code, err, r.Stderr)
+					}
+					named := slices.ContainsFunc(doc.Incomplete, func(i item) bool {
+						return i.Kind == "unread-table" && strings.Contains(i.Message, label+" was not read")
+					})
+					unread := slices.ContainsFunc(doc.Hops, func(h hop) bool { return h.End == x.id && h.Switch == nil })
+					if r.Code != 4 || doc.Verdict != "unknown" || !named || !unread {
+						t.Errorf("%s, %s's far end not read: exit %d, %+v; want unknown, exit 4, naming it", args, label, r.Code, doc)
+					}
+				case 1:
+					no++
+					r := cmdtest.Run(t, root, false, nil, append([]string{"--fabric-file", file}, args...)...)
+					if r.Code != 1 {
+						t.Errorf("%s, %s's far end not read: exit %d, was a no\n%s", args, label, r.Code, r.Stdout)
+					}
+				}
+			}
+		}
+	}
+	if yes == 0 || no == 0 {
+		t.Errorf("generated %d yes and %d no questions: small.json no longer gives both", yes, no)
 	}
 }

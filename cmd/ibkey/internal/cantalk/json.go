@@ -111,10 +111,11 @@ type directionJSON struct {
 
 // hopJSON is a switch port at an end that lacks a working partition's key, or was
 // not read. End, Switch and Enforcement keep the check types' own JSON (Enforcement
-// null: not read).
+// null: not read; Switch null: the port cabled to the end was not read,
+// check.HopCheck.PeerNotRead).
 type hopJSON struct {
 	End         check.PortID       `json:"end"`
-	Switch      check.PortID       `json:"switch_port"`
+	Switch      *check.PortID      `json:"switch_port"`
 	Key         string             `json:"key"`
 	TableRead   bool               `json:"table_read"`
 	OnSwitch    bool               `json:"on_switch"`
@@ -149,8 +150,12 @@ func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 		if h.TableRead && h.OnSwitch {
 			continue // only the hops that lack the key, or were not read, say something
 		}
-		j.Hops = append(j.Hops, hopJSON{End: h.End, Switch: h.Switch, Key: h.Key.String(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
-			Enforcement: h.Enforcement, FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()})
+		hj := hopJSON{End: h.End, Key: h.Key.String(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
+			Enforcement: h.Enforcement, FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()}
+		if h.PeerNotRead == "" {
+			hj.Switch = &h.Switch
+		}
+		j.Hops = append(j.Hops, hj)
 	}
 	if v.OneWay() && (v.AToB.Unknown || v.BToA.Unknown) {
 		j.OneWay = nil
