@@ -230,8 +230,8 @@ type SharedPartition struct {
 	// partition that Works, the worse of both ends and both ways (checkHops):
 	// HopDrops, it does not work on that path; HopUnknown, it was not checked there
 	// (a switch port's table or enforcement bits not read, or the port cabled to an
-	// end not read). HopPasses when the fabric
-	// is not known or the partition does not work.
+	// end not read). HopPasses when the fabric is not known or the partition does not
+	// work.
 	Switch HopResult
 	// Links: a link between switches drops it, which the route may cross
 	// (HopFabric.BetweenSwitches): Switch is then HopUnknown at least.
