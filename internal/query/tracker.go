@@ -81,8 +81,8 @@ type CounterDelta struct {
 	Err         string
 	Unavailable string
 	// HasDelta: Delta and Rate are known. False on the first reading, on the first
-	// after its port could not be read (it may come back reset), and while the counter stays
-	// saturated (the real count is unknown).
+	// after its port could not be read (it may come back reset), and while the
+	// counter stays saturated (the real count is unknown).
 	HasDelta bool
 	Delta    uint64
 	Rate     float64 // per second, over the time since the previous good reading
