@@ -596,6 +596,10 @@ func TestPartitionsQoS(t *testing.T) {
 		if r.Code != 0 || strings.Contains(r.Stdout, "[sl-without-qos]") == tc.qos {
 			t.Errorf("check %v: exit %d\n%s", tc.flags, r.Code, r.Stdout)
 		}
+		r = runIbkey(t, false, nil, append([]string{"partitions", "show", parts, "-o", "plain"}, tc.flags...)...)
+		if head, _, _ := strings.Cut(r.Stdout, "\n"); strings.Contains(head, "OpenSM with -Q, without -W") != tc.qos || strings.Contains(head, "without -W and") {
+			t.Errorf("show %v: header %q", tc.flags, head)
+		}
 		r = runIbkey(t, false, nil, append([]string{"partitions", "show", parts, "-o", "json"}, tc.flags...)...)
 		type part struct {
 			Key    string `json:"key"`

@@ -392,8 +392,11 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	if p.Options.AllowBoth {
 		how = "OpenSM with -W"
 	}
-	if p.Options.QoS {
-		how += " and -Q" // only then does a partition's sl= reach its groups
+	switch {
+	case p.Options.QoS && p.Options.AllowBoth: // only with -Q does a partition's sl= reach its groups
+		how = "OpenSM with -W and -Q"
+	case p.Options.QoS:
+		how = "OpenSM with -Q, without -W"
 	}
 	self := "SELF unknown (no --sm-guid)"
 	if p.Options.SMGUID != 0 {
