@@ -325,9 +325,8 @@ type portRecord struct {
 	pkeys     []check.PKey
 	tableErr  string
 	// PMA: where PortCounters go, or why not (query.MADPort.NoPortCounters).
-	pmaLID uint16
-	pmaEnd bool // query.PMAPort.EndPort: an end port's PMA, at its own LID
-	noPMA  query.Reading
+	pma   query.PMAPort
+	noPMA query.Reading
 	// Counter readings, parallel to fabricCounters.
 	readings [4]query.Reading
 	pairs    []*dto.LabelPair // labels' pairs (portSeries)
@@ -426,7 +425,7 @@ func sweepRecords(f *fabric.Fabric, infos map[check.PortID]tappedPortInfo) []*po
 				labels:   labels,
 				nodeType: string(n.Type), state: p.State,
 				tableSize: p.TableSize, pkeys: p.PKeys, tableErr: p.PKeysError,
-				pmaLID: pma.PMALID, pmaEnd: pma.FollowLID, noPMA: pma.NoPortCounters(),
+				pma: pma.PMA(p.Num), noPMA: pma.NoPortCounters(),
 			}
 			if p.GUID != 0 {
 				r.portGUID = p.GUID.String()
@@ -526,7 +525,7 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 			r.noPMA.Unavailable = fmt.Sprintf("the switch's LID (its port 0's PortInfo) was not read: %v", err)
 		} else {
 			p.NoPMA = noLID
-			r.pmaLID, r.pmaEnd, r.noPMA = p.PMALID, p.FollowLID, p.NoPortCounters()
+			r.pma, r.noPMA = p.PMA(r.id.Port), p.NoPortCounters()
 			if !p.FollowLID { // a switch port's lid is the switch's, as a sweep's
 				r.labels[3] = strconv.Itoa(int(p.PMALID))
 			}

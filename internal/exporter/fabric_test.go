@@ -861,8 +861,8 @@ func TestSweepRecordsNoPortCounters(t *testing.T) {
 	if r := recs["HcaB/1"]; r.noPMA != (query.Reading{Unavailable: noLID}) {
 		t.Errorf("ACTIVE CA port, LID 0: %+v", r.noPMA)
 	}
-	if r := recs["Switch1/1"]; r.noPMA.Unavailable != "" || r.pmaLID == 0 {
-		t.Errorf("DOWN switch port: lid %d, %+v", r.pmaLID, r.noPMA)
+	if r := recs["Switch1/1"]; r.noPMA.Unavailable != "" || r.pma.LID == 0 {
+		t.Errorf("DOWN switch port: lid %d, %+v", r.pma.LID, r.noPMA)
 	}
 	ca.State = check.StateDown
 	if r := byName()["HcaB/1"]; !r.noPMA.Absent || !strings.HasPrefix(r.noPMA.Unavailable, "port DOWN (HcaB/1 is DOWN and has no LID") {
@@ -943,7 +943,7 @@ func TestPrefetchFollowsTheRule(t *testing.T) {
 		rule := map[query.PMAPort]bool{}
 		for _, r := range sweepRecords(f, nil) {
 			if r.noPMA.Unavailable == "" {
-				k := query.PMAPort{LID: r.pmaLID, Port: uint8(r.id.Port), EndPort: r.pmaEnd}
+				k := r.pma
 				rule[k] = true
 				if f.Node(r.id.Node).Port(r.id.Port).Error != "" {
 					noInfo[k] = true

@@ -104,7 +104,7 @@ func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []query.PMAPort {
 			continue
 		}
 		if pma := sweepPMA(n.isSwitch, pi.lid, switchLID[pi.at], pi.state == mad.PortStateDown); pma.NoPortCounters().Unavailable == "" {
-			out = append(out, query.PMAPort{LID: pma.PMALID, Port: uint8(pi.port), EndPort: pma.FollowLID})
+			out = append(out, pma.PMA(pi.port))
 		}
 	}
 	return out
@@ -226,7 +226,7 @@ func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []
 			tap.mu.Lock()
 			tap.note(a.Err) // a prefetched read's error
 			tap.mu.Unlock()
-			reading := query.Reading{Err: fmt.Sprintf("PortCounters of port %d from lid %d%s: %v", r.id.Port, r.pmaLID, via, a.Err)}
+			reading := query.Reading{Err: fmt.Sprintf("PortCounters of port %d from lid %d%s: %v", r.id.Port, r.pma.LID, via, a.Err)}
 			r.readings[0], r.readings[1] = reading, reading
 			return
 		}
@@ -241,7 +241,7 @@ func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []
 			r.readings[1] = r.readings[0]
 			continue
 		}
-		k := query.PMAPort{LID: r.pmaLID, Port: uint8(r.id.Port), EndPort: r.pmaEnd}
+		k := r.pma
 		if a, ok := got[k]; ok && r.id.Port <= 0xff {
 			fill(r, a)
 			continue

@@ -173,7 +173,7 @@ func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 		fill(out, no)
 		return
 	}
-	r := ReadPortCounters(m.ctx, m.fab.T, []PMAPort{{LID: p.PMALID, Port: p.Num, EndPort: p.FollowLID}})[0]
+	r := ReadPortCounters(m.ctx, m.fab.T, []PMAPort{p.PMA(int(p.Num))})[0]
 	if r.Err != nil {
 		fill(out, Reading{Err: m.fab.madError(m.ctx, nil, mad.LIDAddress(p.PMALID), fmt.Errorf("PortCounters of port %d: %w", p.Num, r.Err)).Error()})
 		return
@@ -225,6 +225,12 @@ type PMAPort struct {
 	// does (drivers/infiniband/hw/mlx5/mad.c: mlx5_ib_process_mad zeroes the reply's
 	// data area and process_pma_cmd fills in only the counters).
 	EndPort bool
+}
+
+// PMA is where port num's PortCounters are read through p: at PMALID, an end port's
+// PMA at its own LID when FollowLID (EndPort).
+func (p MADPort) PMA(num int) PMAPort {
+	return PMAPort{LID: p.PMALID, Port: uint8(num), EndPort: p.FollowLID}
 }
 
 // PMAReading is one port's PortCounters, or why they were not read.
