@@ -174,7 +174,7 @@ func runShow(o *ShowOptions) error {
 	}
 	// A file before that OpenSM reads unpredictably leaves tables that cannot be
 	// predicted, and FILE's keys keep their indexes there.
-	for _, c := range append(slices.Clone(s.previous), s.p.Config) {
+	for _, c := range s.chain() {
 		if err := cmdutil.Uncertain(o.IO.ErrOut, c, "what is shown above is"); err != nil {
 			return err
 		}
@@ -192,7 +192,7 @@ func runShow(o *ShowOptions) error {
 // (--router not given), and self (selfTaken), all kind not-checked.
 func (s *show) incomplete(self string) []cmdutil.Incomplete {
 	var out []cmdutil.Incomplete
-	for _, c := range append(slices.Clone(s.previous), s.p.Config) {
+	for _, c := range s.chain() {
 		if u := cmdutil.UncertainIncomplete(c); u != nil {
 			out = append(out, *u)
 		}
@@ -256,6 +256,12 @@ func loadShow(o *ShowOptions) (*show, error) {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
 	return s, nil
+}
+
+// chain is every configuration the tables shown come from: the --previous files,
+// then FILE.
+func (s *show) chain() []*partconf.Config {
+	return append(slices.Clone(s.previous), s.p.Config)
 }
 
 // tables predicts the tables of ports: the configurations applied before
